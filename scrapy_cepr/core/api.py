@@ -1,0 +1,42 @@
+"""The public entry point of the extraction core: :func:`extract`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..methods import get_method
+from .page import Page
+from .result import Extraction
+
+__all__ = ["extract"]
+
+
+def extract(html: str | bytes, *, url: str | None = None, method: str = "setpr", encoding: str | None = None, **params: Any) -> Extraction:
+    """Extract the title and the main content (body) of a news page.
+
+    :param html: the page as ``str`` or ``bytes`` (bytes are decoded with w3lib: BOM,
+        *encoding*, ``<meta charset>``, then UTF-8 with replacement characters).
+    :param url: the page's URL, copied into the result.
+    :param method: one of :data:`scrapy_cepr.METHOD_NAMES`; default ``"setpr"``
+        (CEPR-SETPR, Wu et al. 2013).
+    :param encoding: charset from the transport (the HTTP header), tried before
+        ``<meta charset>``.
+    :param params: the method's parameters. CEPR (``tpr``, ``etpr``, ``setpr``):
+        ``alpha=None`` (the paper's value: 1.7, 0.7, 0.8), ``lambda_=1.0``, ``radius=1``.
+    :returns: an :class:`Extraction`. A page with no text (empty, whitespace-only, no
+        body text) gives ``title=None`` or the head's title, and ``body=""``.
+    :raises ValueError: unknown method, unknown parameter, or a value out of range
+        (the message names it and the allowed range). Checked before any parsing.
+    :raises NotHTMLError: the input is binary (PDF, image …), JSON or text without
+        markup.
+    :raises TypeError: *html* is neither str nor bytes.
+
+    >>> r = extract("<html><head><title>Hi | Site</title></head><body><h1>Hi</h1>"
+    ...             "<div><p>One, two. Three.</p><p>Four, five; six.</p></div></body></html>")
+    >>> r.title
+    'Hi'
+    """
+    spec = get_method(method)
+    validated = spec.make_params(**params)
+    page = Page.from_html(html, url=url, encoding=encoding)
+    return spec.run(page, validated)

@@ -1,0 +1,27 @@
+"""Exceptions raised by the extraction core.
+
+Bad *parameters* raise the built-in :class:`ValueError` (naming the parameter and its
+allowed range). Bad *input* that is not a usable HTML page raises :class:`NotHTMLError`;
+input that is HTML but has no text gives an empty :class:`~scrapy_cepr.Extraction`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ExtractionError", "NotHTMLError"]
+
+
+class ExtractionError(Exception):
+    """Base class of every error the extractor raises for its *input* (never for a bug).
+
+    Catch this one type to handle all unusable pages; the message is one line, suitable
+    for an item's ``cepr_error`` field or a command-line error.
+    """
+
+
+class NotHTMLError(ExtractionError):
+    """The input is not an HTML page: binary data (PDF, image, archive), JSON, or plain
+    text without any markup.
+
+    Raised by :func:`scrapy_cepr.extract` before parsing, from a sniff of the first
+    kilobytes (see :func:`scrapy_cepr.core.page.sniff_not_html`).
+    """

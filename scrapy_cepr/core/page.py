@@ -1,0 +1,329 @@
+"""The page model: HTML (str or bytes) → decoded source, a safe lxml tree and the page's
+text nodes in document order, each with its tag path and its display block.
+
+This is the first stage of every method (page model → features → smoothing → threshold).
+It knows nothing of Scrapy.
+
+Units follow CEPR (Wu et al., CIKM 2013, Def. 1–2) and spec §1:
+
+* ``script``, ``style``, ``noscript``, ``iframe``, ``template`` and comments are removed;
+* a *text node* is an element's ``.text`` or a child's ``.tail`` (the tail belongs to
+  the parent element, so its tag path is the parent's);
+* text is trimmed with whitespace runs collapsed; empty text is not a node;
+* the *tag path* is the sequence of tag names from ``html`` down to the text node's parent
+  element, e.g. ``html.body.div.p`` (names only, no attributes, no indices).
+
+Our choice (the spec is silent): only the text under ``<body>`` is a unit. The ``<head>``
+is not displayed; its ``<title>`` is kept aside for the title search.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from lxml import etree
+from w3lib.encoding import html_to_unicode
+
+from .errors import NotHTMLError
+
+__all__ = ["Page", "decode_html", "sniff_not_html", "BLOCK_TAGS", "REMOVED_TAGS"]
+
+#: Elements removed with their content before the walk (spec §1 "Units").
+REMOVED_TAGS = ("script", "style", "noscript", "iframe", "template")
+
+#: Elements that start a new line of the body (block-level display).
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body caption dd details dialog div dl dt fieldset "
+    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html legend li main "
+    "nav ol p pre section summary table tbody td tfoot th thead tr ul".split()
+)
+_HEADING_TAGS = {"h1": 1, "h2": 2, "h3": 3}
+_LINE_BREAKS = frozenset(("br", "hr"))
+
+# Leading bytes of common binary formats: PDF, PNG, GIF, JPEG, ZIP/Office, gzip, WebP/WAV,
+# Ogg, MP3, MP4/ftyp is too loose to sniff this way.
+_BINARY_MAGIC = ("%PDF", "\x89PNG", "GIF8", "\xff\xd8\xff", "PK\x03\x04", "\x1f\x8b", "RIFF", "OggS", "ID3")
+_MARKUP_RE = re.compile(r"<[A-Za-z!?/]")
+_XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
+_SNIFF_CHARS = 4096
+
+# A parser with safe defaults (as parsel does): no network, no entity tricks, no
+# ``huge_tree`` (libxml2's own limits on depth and text size stay in force), comments and
+# processing instructions dropped at parse time.
+_PARSER_OPTIONS = dict(
+    remove_comments=True,
+    remove_pis=True,
+    no_network=True,
+    huge_tree=False,
+    remove_blank_text=False,
+    default_doctype=False,
+)
+
+
+def decode_html(html: str | bytes, encoding: str | None = None) -> str:
+    """Decode page bytes to text with w3lib, as browsers do: BOM, then *encoding* (for
+    example from the HTTP ``Content-Type`` header), then ``<meta charset>``, then UTF-8.
+
+    Invalid byte sequences become U+FFFD, never an exception. A ``str`` is returned
+    unchanged.
+
+    >>> decode_html('<meta charset="gbk"><p>新闻</p>'.encode("gbk"))[-10:]
+    '><p>新闻</p>'
+    """
+    if isinstance(html, str):
+        return html
+    if not isinstance(html, (bytes, bytearray, memoryview)):
+        raise TypeError(f"html must be str or bytes, not {type(html).__name__}")
+    header = f"text/html; charset={encoding}" if encoding else None
+    return html_to_unicode(header, bytes(html))[1]
+
+
+def sniff_not_html(source: str) -> str | None:
+    """Why *source* is not an HTML page, or None if it may be one.
+
+    Looks at the first 4,096 characters only: binary magic numbers (PDF, PNG, GIF, JPEG,
+    ZIP, gzip, RIFF, Ogg, MP3), NUL characters, JSON, and text without any tag. Empty or
+    whitespace-only input is *not* flagged (it is an empty page).
+
+    >>> sniff_not_html('%PDF-1.7 ...')
+    'binary data (PDF), not HTML'
+    >>> sniff_not_html('{"title": "x"}')
+    'JSON, not HTML'
+    >>> sniff_not_html('<!doctype html><p>Hi</p>') is None
+    True
+    """
+    head = source[:_SNIFF_CHARS].lstrip("\ufeff \t\r\n\f")
+    if not head:
+        return None
+    for magic in _BINARY_MAGIC:
+        if head.startswith(magic):
+            kind = "PDF" if magic == "%PDF" else repr(magic)[1:-1]
+            return f"binary data ({kind}), not HTML"
+    if "\x00" in head:
+        return "binary data (NUL characters), not HTML"
+    if not _MARKUP_RE.search(head):
+        if head[0] in "{[":
+            return "JSON, not HTML"
+        return "text without markup, not HTML"
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class Page:
+    """A parsed page and its text nodes in document (pre-order) order.
+
+    Build it with :meth:`Page.from_html`. Arrays have shape ``(N,)`` for ``N`` text nodes:
+
+    * ``texts``: list of N normalised strings (trimmed, whitespace collapsed);
+    * ``path_ids``: int64, index of the node's tag path in ``paths``;
+    * ``blocks``: int64, display-block id; nodes with the same id print on one line;
+    * ``in_link``: bool, the node is inside an ``<a>``;
+    * ``owners``: list of N lxml elements that own each text (the parent for a tail).
+
+    ``paths`` are the distinct tag paths (dotted, e.g. ``html.body.div.p``) and
+    ``headings`` are ``(level, first_node, end_node)`` ranges of ``h1``–``h3`` elements.
+    ``root`` is the cleaned lxml tree (or None for an empty page); ``source`` the decoded
+    HTML. Treat everything as read-only.
+    """
+
+    source: str
+    url: str | None
+    root: etree._Element | None
+    texts: list[str]
+    path_ids: np.ndarray
+    paths: list[str]
+    path_tags: list[tuple[str, ...]]
+    blocks: np.ndarray
+    in_link: np.ndarray
+    owners: list
+    headings: list[tuple[int, int, int]]
+    html_title: str | None
+    meta_title: str | None
+
+    @classmethod
+    def from_html(cls, html: str | bytes, *, url: str | None = None, encoding: str | None = None) -> Page:
+        """Decode, sniff, parse and walk *html*.
+
+        :param html: the page, ``str`` or ``bytes`` (decoded by :func:`decode_html`).
+        :param url: the page's URL, kept for the result only.
+        :param encoding: a charset from the transport (HTTP header), tried before
+            ``<meta charset>``.
+        :raises NotHTMLError: binary data, JSON or text without markup
+            (:func:`sniff_not_html`).
+        :raises TypeError: *html* is neither str nor bytes.
+
+        Empty, whitespace-only and text-less pages give a Page with no text nodes. Deep
+        nesting is cut by libxml2 at 256 levels (``huge_tree`` stays off on purpose); the
+        walk itself is iterative, so no input can exhaust the Python stack.
+        """
+        source = decode_html(html, encoding)
+        reason = sniff_not_html(source)
+        if reason:
+            raise NotHTMLError(reason)
+        root = _parse(source)
+        if root is None:
+            return cls._empty(source, url)
+        return cls._walk(source, url, root)
+
+    @classmethod
+    def _empty(cls, source: str, url: str | None, root=None, html_title=None, meta_title=None) -> Page:
+        return cls(
+            source=source, url=url, root=root, texts=[], path_ids=np.zeros(0, np.int64), paths=[],
+            path_tags=[], blocks=np.zeros(0, np.int64), in_link=np.zeros(0, bool), owners=[],
+            headings=[], html_title=html_title, meta_title=meta_title,
+        )
+
+    @classmethod
+    def _walk(cls, source: str, url: str | None, root: etree._Element) -> Page:
+        html_title = _clean(root.findtext("head/title"))
+        meta = root.xpath(
+            "/html/head/meta[@property='og:title' or @name='og:title' or @name='twitter:title']/@content"
+        )
+        meta_title = _clean(str(meta[0])) if meta else None
+        body = root.find("body")
+        if body is None:
+            return cls._empty(source, url, root, html_title, meta_title)
+
+        texts: list[str] = []
+        path_ids: list[int] = []
+        blocks: list[int] = []
+        in_link: list[bool] = []
+        owners: list = []
+        headings: list[tuple[int, int, int]] = []
+        open_headings: list[tuple[int, int]] = []
+
+        # Tag paths are interned by (parent path id, tag) so that the walk never builds
+        # strings; the dotted names are made once per distinct path afterwards.
+        path_key: dict[tuple[int, str], int] = {(-1, "html"): 0}
+        path_parent = [-1]
+        path_tag = ["html"]
+        block_count = 1
+        link_depth = 0
+        # Stacks of the open elements: their path id, display block and the element.
+        pid_stack = [0]
+        block_stack = [0]
+        el_stack = [root]
+
+        for event, el in etree.iterwalk(body, events=("start", "end")):
+            tag = el.tag
+            if event == "start":
+                parent = pid_stack[-1]
+                pid = path_key.get((parent, tag))
+                if pid is None:
+                    pid = path_key[(parent, tag)] = len(path_tag)
+                    path_parent.append(parent)
+                    path_tag.append(tag if isinstance(tag, str) else "#")
+                if tag in BLOCK_TAGS:
+                    block = block_count
+                    block_count += 1
+                else:
+                    block = block_stack[-1]
+                if tag == "a":
+                    link_depth += 1
+                elif tag in _HEADING_TAGS:
+                    open_headings.append((_HEADING_TAGS[tag], len(texts)))
+                pid_stack.append(pid)
+                block_stack.append(block)
+                el_stack.append(el)
+                text = el.text
+                if text:
+                    text = " ".join(text.split())
+                    if text:
+                        texts.append(text)
+                        path_ids.append(pid)
+                        blocks.append(block)
+                        in_link.append(link_depth > 0)
+                        owners.append(el)
+            else:
+                pid_stack.pop()
+                block_stack.pop()
+                el_stack.pop()
+                if tag == "a":
+                    link_depth -= 1
+                elif tag in _HEADING_TAGS and open_headings:
+                    level, first = open_headings.pop()
+                    if len(texts) > first:
+                        headings.append((level, first, len(texts)))
+                if tag in BLOCK_TAGS or tag in _LINE_BREAKS:
+                    # Text after a block child (or a <br>) starts a new line of the parent.
+                    block_stack[-1] = block_count
+                    block_count += 1
+                text = el.tail
+                if text:
+                    text = " ".join(text.split())
+                    if text:
+                        texts.append(text)
+                        path_ids.append(pid_stack[-1])
+                        blocks.append(block_stack[-1])
+                        in_link.append(link_depth > 0)
+                        owners.append(el_stack[-1])
+
+        # Dotted names of the distinct paths: html, html.body, html.body.div ...
+        tags_of: list[tuple[str, ...]] = [()] * len(path_tag)
+        for pid, (parent, tag) in enumerate(zip(path_parent, path_tag)):
+            tags_of[pid] = (tags_of[parent] + (tag,)) if parent >= 0 else (tag,)
+        headings.sort(key=lambda h: h[1])
+        return cls(
+            source=source,
+            url=url,
+            root=root,
+            texts=texts,
+            path_ids=np.array(path_ids, dtype=np.int64),
+            paths=[".".join(t) for t in tags_of],
+            path_tags=tags_of,
+            blocks=np.array(blocks, dtype=np.int64),
+            in_link=np.array(in_link, dtype=bool),
+            owners=owners,
+            headings=headings,
+            html_title=html_title,
+            meta_title=meta_title,
+        )
+
+    def __len__(self) -> int:
+        """Number of text nodes N."""
+        return len(self.texts)
+
+    @cached_property
+    def char_counts(self) -> np.ndarray:
+        """``txtNum`` per text node: characters of the normalised text, int64 ``(N,)``."""
+        return np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts))
+
+    @cached_property
+    def punct_counts(self) -> np.ndarray:
+        """``puncNum`` per text node: Unicode P* characters, int64 ``(N,)``
+        (:func:`~scrapy_cepr.core.text.count_punctuation`)."""
+        from .text import count_punctuation
+
+        return count_punctuation(self.texts)
+
+    def node_path(self, i: int) -> str:
+        """Dotted tag path of text node *i*."""
+        return self.paths[self.path_ids[i]]
+
+
+def _clean(text: str | None) -> str | None:
+    if not text:
+        return None
+    text = " ".join(text.split())
+    return text or None
+
+
+def _parse(source: str) -> etree._Element | None:
+    """Parse *source* with the safe parser and strip removed elements; None if empty."""
+    if "\x00" in source:
+        source = source.replace("\x00", "")
+    source = _XML_DECL_RE.sub("", source, count=1)
+    if not source.strip():
+        return None
+    parser = etree.HTMLParser(**_PARSER_OPTIONS)
+    try:
+        root = etree.fromstring(source, parser)
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return None
+    if root is None:
+        return None
+    etree.strip_elements(root, *REMOVED_TAGS, with_tail=False)
+    return root

@@ -1,0 +1,143 @@
+"""The result of an extraction: :class:`Extraction`, with a cheap inspection view
+(:class:`NodeTable`) on the arrays the method already computed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Extraction", "NodeTable", "assemble_body"]
+
+
+@dataclass(frozen=True, eq=False)
+class NodeTable:
+    """What the algorithm saw, per unit (text node, or source line for CETR), in document
+    order. A *view*: it holds references to the arrays the method computed, and builds
+    per-node strings only when asked.
+
+    Columns (length N; a column a method does not have is None):
+
+    * ``texts``: list of str, the unit's normalised text;
+    * ``path_ids`` / ``paths``: int ``(N,)`` and the distinct tag paths, see :attr:`path`;
+    * ``txt_num``: int ``(N,)``, characters (CEPR ``txtNum`` of the node);
+    * ``punc_num``: int ``(N,)``, punctuation marks (``puncNum``);
+    * ``h``: float ``(N,)``, the raw histogram (TPR or ETPR for CEPR, TR for CETR, the
+      fused belief for CEDST);
+    * ``h_smoothed``: float ``(N,)``, H' after smoothing (equals ``h`` when the method
+      does not smooth);
+    * ``keep``: bool ``(N,)``, the content mask;
+    * ``title_index``: index of the unit that holds the title, or None.
+    """
+
+    texts: Sequence[str]
+    h: np.ndarray
+    h_smoothed: np.ndarray
+    keep: np.ndarray
+    path_ids: np.ndarray | None = None
+    paths: Sequence[str] | None = None
+    txt_num: np.ndarray | None = None
+    punc_num: np.ndarray | None = None
+    title_index: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def path(self) -> list[str] | None:
+        """Dotted tag path of every unit (built on access), or None for line units."""
+        if self.path_ids is None or self.paths is None:
+            return None
+        paths = self.paths
+        return [paths[i] for i in self.path_ids.tolist()]
+
+    def records(self) -> list[dict[str, Any]]:
+        """One plain dict per unit: ``text, path, txt_num, punc_num, h, h_smoothed, keep``
+        (JSON-serialisable; absent columns are None)."""
+        path = self.path
+        cols = {
+            "txt_num": self.txt_num,
+            "punc_num": self.punc_num,
+            "h": self.h,
+            "h_smoothed": self.h_smoothed,
+            "keep": self.keep,
+        }
+        lists = {k: (v.tolist() if v is not None else None) for k, v in cols.items()}
+        out = []
+        for i, text in enumerate(self.texts):
+            row: dict[str, Any] = {"text": text, "path": path[i] if path else None}
+            for k, v in lists.items():
+                row[k] = v[i] if v is not None else None
+            out.append(row)
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class Extraction:
+    """The main content of one page.
+
+    * ``title``: the headline as displayed, or None (see
+      :func:`scrapy_cepr.core.title.pick_title`);
+    * ``body``: plain text, one block (paragraph, heading, list item) per line, inline
+      text joined with single spaces; ``""`` when nothing is content;
+    * ``method``: the method's name (``"setpr"``, ``"cetr"`` …);
+    * ``params``: the parameters used, defaults filled in;
+    * ``tau``: the threshold τ the method applied (None when it has none or the page is
+      empty);
+    * ``url``: the page URL given to :func:`~scrapy_cepr.extract`;
+    * ``nodes``: the :class:`NodeTable` inspection view, or None for an empty page.
+    """
+
+    title: str | None
+    body: str
+    method: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    tau: float | None = None
+    url: str | None = None
+    nodes: NodeTable | None = field(default=None, repr=False)
+
+    @property
+    def empty(self) -> bool:
+        """True when no main content was found (``body == ""``)."""
+        return not self.body
+
+    def to_dict(self, *, nodes: bool = False) -> dict[str, Any]:
+        """JSON-serialisable dict: ``url, title, body, method, params, tau`` and, with
+        ``nodes=True``, the per-unit records of :meth:`NodeTable.records`."""
+        out: dict[str, Any] = {
+            "url": self.url,
+            "title": self.title,
+            "body": self.body,
+            "method": self.method,
+            "params": dict(self.params),
+            "tau": self.tau,
+        }
+        if nodes:
+            out["nodes"] = self.nodes.records() if self.nodes is not None else []
+        return out
+
+
+def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray) -> str:
+    """Join the kept text nodes in document order: nodes of one display block are joined
+    with a space, blocks with a newline (CEPR Fig. 8 concatenates the content nodes).
+
+    :param texts: N normalised strings.
+    :param blocks: int ``(N,)`` display-block ids from the page model.
+    :param keep: bool ``(N,)`` content mask.
+
+    >>> assemble_body(["Hello", "world", "Next", "menu"], np.array([1, 1, 2, 3]), np.array([True, True, True, False]))
+    'Hello world\\nNext'
+    """
+    idx = np.flatnonzero(keep)
+    if idx.size == 0:
+        return ""
+    kept_blocks = blocks[idx]
+    breaks = np.flatnonzero(kept_blocks[1:] != kept_blocks[:-1]) + 1
+    lines = []
+    start = 0
+    for end in (*breaks.tolist(), idx.size):
+        lines.append(" ".join(texts[i] for i in idx[start:end].tolist()))
+        start = end
+    return "\n".join(lines)

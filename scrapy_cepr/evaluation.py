@@ -1,0 +1,222 @@
+"""Evaluation: the CEPR paper's metrics and the article-extraction-benchmark metric
+(spec §6), and readers for evaluation corpora.
+
+Metrics are pure functions of (predicted text, gold text); corpus readers yield
+:class:`Sample` objects lazily so that a large corpus is never held in memory at once.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .core.text import paper_tokens, word_tokens
+
+__all__ = [
+    "PaperScore",
+    "BenchmarkCounts",
+    "Sample",
+    "paper_score",
+    "benchmark_counts",
+    "benchmark_summary",
+    "macro_paper",
+    "load_corpus",
+    "corpus_digest",
+    "CORPUS_ENV",
+]
+
+#: Environment variable naming the article-extraction-benchmark directory.
+CORPUS_ENV = "CEPR_BENCHMARK_DIR"
+
+
+@dataclass(frozen=True)
+class PaperScore:
+    """Per-page scores of the CEPR paper (Eqs. 7–8): precision, recall, F1 and score,
+    each in [0, 1]."""
+
+    precision: float
+    recall: float
+    f1: float
+    score: float
+
+
+def paper_score(predicted: str, gold: str) -> PaperScore:
+    """CEPR Eqs. 7–8 over token multisets (spec §6): words for Latin scripts, single
+    characters for CJK (:func:`~scrapy_cepr.core.text.paper_tokens`).
+
+    ``P = |E∩G|/|E|``, ``R = |E∩G|/|G|``, ``F = 2PR/(P+R)``, and
+    ``score = |E∩G| / (|E| + |G| − |E∩G|)`` with ``|E∩G| = Σ_t min(cnt_E(t), cnt_G(t))``.
+    The score uses the bag overlap; the LCS form of Eq. 8 is an [open] alternative we do
+    not use. Empty E gives P = 0; empty G gives R = 0; both empty give all 1.
+
+    >>> s = paper_score("a b c d", "a b c e f")
+    >>> round(s.precision, 3), round(s.recall, 3), round(s.f1, 3), round(s.score, 3)
+    (0.75, 0.6, 0.667, 0.5)
+    >>> paper_score("北京", "北方").f1
+    0.5
+    """
+    e = Counter(paper_tokens(predicted))
+    g = Counter(paper_tokens(gold))
+    ne, ng = sum(e.values()), sum(g.values())
+    if ne == 0 and ng == 0:
+        return PaperScore(1.0, 1.0, 1.0, 1.0)
+    common = sum((e & g).values())
+    p = common / ne if ne else 0.0
+    r = common / ng if ng else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    union = ne + ng - common
+    return PaperScore(p, r, f, common / union if union else 0.0)
+
+
+def macro_paper(scores: Sequence[PaperScore]) -> PaperScore:
+    """Macro average (mean over pages) of paper scores; all 0 for no pages."""
+    n = len(scores)
+    if not n:
+        return PaperScore(0.0, 0.0, 0.0, 0.0)
+    return PaperScore(
+        sum(s.precision for s in scores) / n,
+        sum(s.recall for s in scores) / n,
+        sum(s.f1 for s in scores) / n,
+        sum(s.score for s in scores) / n,
+    )
+
+
+@dataclass(frozen=True)
+class BenchmarkCounts:
+    """Per-page counts of the article-extraction-benchmark metric: tp, fp, fn divided by
+    their sum (so each page weighs the same), and whether the token lists are equal."""
+
+    tp: float
+    fp: float
+    fn: float
+    exact: bool
+
+
+def _shingles(text: str, n: int = 4) -> Counter:
+    tokens = word_tokens(text)
+    if len(tokens) < n:
+        return Counter([tuple(tokens)]) if tokens else Counter()
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def benchmark_counts(predicted: str, gold: str) -> BenchmarkCounts:
+    """The article-extraction-benchmark metric for one page (spec §6): tokens ``\\w+``,
+    4-token shingles as multisets, ``tp = Σ min``, ``fp = Σ max(0, pred − true)``,
+    ``fn = Σ max(0, true − pred)``, then normalised by ``tp + fp + fn``.
+
+    >>> c = benchmark_counts("one two three four five", "one two three four six")
+    >>> round(c.tp, 3), round(c.fp, 3), round(c.fn, 3), c.exact
+    (0.333, 0.333, 0.333, False)
+    >>> benchmark_counts("Hi there", "hi there").tp   # case matters; one short shingle each
+    0.0
+    """
+    pred, true = _shingles(predicted), _shingles(gold)
+    tp = sum((pred & true).values())
+    fp = sum((pred - true).values())
+    fn = sum((true - pred).values())
+    total = tp + fp + fn
+    exact = word_tokens(predicted) == word_tokens(gold)
+    if total == 0:
+        return BenchmarkCounts(0.0, 0.0, 0.0, exact)
+    return BenchmarkCounts(tp / total, fp / total, fn / total, exact)
+
+
+def benchmark_summary(counts: Sequence[BenchmarkCounts]) -> dict[str, float]:
+    """Corpus-level precision, recall, F1 and accuracy of the benchmark metric (spec §6).
+
+    Per page, ``precision = tp/(tp+fp)`` and ``recall = tp/(tp+fn)``; both are 1 when
+    ``fp = fn = 0`` and 0 when numerator and denominator are 0. Precision is averaged over
+    pages with ``tp+fp > 0``, recall over pages with ``tp+fn > 0``; ``F1 = 2PR/(P+R)``
+    of the means; accuracy is the share of pages whose token lists are equal.
+
+    >>> s = benchmark_summary([BenchmarkCounts(1.0, 0.0, 0.0, True), BenchmarkCounts(0.5, 0.5, 0.0, False)])
+    >>> s["precision"], s["recall"], round(s["f1"], 4), s["accuracy"]
+    (0.75, 1.0, 0.8571, 0.5)
+    """
+    precisions, recalls = [], []
+    for c in counts:
+        if c.fp == 0 and c.fn == 0 and c.tp > 0:
+            precisions.append(1.0)
+            recalls.append(1.0)
+            continue
+        if c.tp + c.fp > 0:
+            precisions.append(c.tp / (c.tp + c.fp))
+        if c.tp + c.fn > 0:
+            recalls.append(c.tp / (c.tp + c.fn))
+    p = sum(precisions) / len(precisions) if precisions else 0.0
+    r = sum(recalls) / len(recalls) if recalls else 0.0
+    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    acc = sum(c.exact for c in counts) / len(counts) if counts else 0.0
+    return {"precision": p, "recall": r, "f1": f1, "accuracy": acc, "pages": len(counts)}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One evaluation page: ``id``, ``html`` (str or bytes), ``gold_body``, ``url``."""
+
+    id: str
+    html: str | bytes
+    gold_body: str
+    url: str | None = None
+
+
+def load_corpus(path: str | os.PathLike[str]) -> Iterator[Sample]:
+    """Yield the pages of an evaluation corpus, sorted by id, one at a time.
+
+    Two layouts are read:
+
+    * the article-extraction-benchmark layout: a directory with ``ground-truth.json``
+      (``{id: {"articleBody", "url"}}``) and ``html/<id>.html.gz`` (or ``.html``);
+    * JSON lines: a ``.jsonl`` file (or a directory holding exactly one) whose records
+      have ``html`` and ``gold_body``, and optionally ``id`` and ``url``.
+
+    :raises FileNotFoundError: *path* does not exist or holds neither layout.
+    :raises ValueError: a JSON-lines record lacks ``html`` or ``gold_body`` (the message
+        gives the line number).
+    """
+    root = Path(path)
+    if root.is_dir() and (root / "ground-truth.json").is_file():
+        truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
+        for pid in sorted(truth):
+            gz = root / "html" / f"{pid}.html.gz"
+            if gz.is_file():
+                html = gzip.decompress(gz.read_bytes())
+            else:
+                html = (root / "html" / f"{pid}.html").read_bytes()
+            yield Sample(pid, html, truth[pid].get("articleBody", ""), truth[pid].get("url"))
+        return
+    if root.is_dir():
+        found = sorted(root.glob("*.jsonl"))
+        if len(found) != 1:
+            raise FileNotFoundError(
+                f"{root}: expected ground-truth.json with html/, or one .jsonl file with html and gold_body"
+            )
+        root = found[0]
+    if not root.is_file():
+        raise FileNotFoundError(f"{root}: no such corpus file or directory")
+    with root.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            if "html" not in rec or "gold_body" not in rec:
+                raise ValueError(f"{root}:{lineno}: a record needs 'html' and 'gold_body'")
+            yield Sample(str(rec.get("id", lineno)), rec["html"], rec["gold_body"], rec.get("url"))
+
+
+def corpus_digest(samples: Iterable[Sample]) -> str:
+    """SHA-256 over the ids, HTML and gold bodies of *samples* in order: a fingerprint
+    that changes whenever the corpus does (the quality gate pins it)."""
+    h = hashlib.sha256()
+    for s in samples:
+        html = s.html.encode("utf-8") if isinstance(s.html, str) else s.html
+        for part in (s.id.encode(), html, s.gold_body.encode("utf-8")):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+    return h.hexdigest()

@@ -1,0 +1,75 @@
+"""The extraction methods, one module each, behind one interface.
+
+Each method is a :class:`Method`: a name, a frozen parameters class that validates its
+keyword arguments (the paper's values as defaults), and ``run(page, params) ->
+Extraction``. Modules are imported lazily, so that choosing CEPR never loads jieba.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..core.page import Page
+from ..core.result import Extraction
+
+__all__ = ["Method", "METHOD_NAMES", "get_method"]
+
+# name -> (module, params class, run function, extra keyword for run, one-line summary)
+_REGISTRY: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
+    "tpr": ("cepr", "CEPRParams", "run", {"variant": "tpr"}, "CEPR-TPR: text to tag path ratio (Wu et al. 2013)"),
+    "etpr": ("cepr", "CEPRParams", "run", {"variant": "etpr"}, "CEPR-ETPR: extended TPR with punctuation"),
+    "setpr": ("cepr", "CEPRParams", "run", {"variant": "setpr"}, "CEPR-SETPR: ETPR smoothed by tag-path edit distance"),
+}
+
+#: Names accepted by ``extract(method=...)``, ``CEPR_METHOD`` and ``--method``.
+METHOD_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One extraction method: ``name``, ``summary``, ``params_cls`` (a frozen dataclass
+    whose constructor validates) and ``run``."""
+
+    name: str
+    summary: str
+    params_cls: type
+    _run: Callable[..., Extraction]
+    _extra: dict[str, Any]
+
+    def make_params(self, **params: Any) -> Any:
+        """Validated parameters for this method.
+
+        :raises ValueError: an unknown parameter name (listing the known ones), or a bad
+            value (naming the parameter and its allowed range).
+        """
+        known = [f.name for f in fields(self.params_cls)]
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise ValueError(
+                f"unknown parameter {unknown[0]!r} for method {self.name!r}; allowed: {', '.join(known)}"
+            )
+        return self.params_cls(**params)
+
+    def param_names(self) -> list[str]:
+        """The method's parameter names, in declaration order."""
+        return [f.name for f in fields(self.params_cls)]
+
+    def run(self, page: Page, params: Any) -> Extraction:
+        """Run the method on a parsed *page* with validated *params*."""
+        return self._run(page, params, **self._extra)
+
+
+def get_method(name: str) -> Method:
+    """The :class:`Method` called *name*.
+
+    :raises ValueError: *name* is not one of :data:`METHOD_NAMES`.
+    """
+    try:
+        module, params_cls, run, extra, summary = _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"method must be one of {', '.join(METHOD_NAMES)}; got {name!r}") from None
+    mod = importlib.import_module(f"{__name__}.{module}")
+    return Method(name, summary, getattr(mod, params_cls), getattr(mod, run), extra)

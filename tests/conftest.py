@@ -1,0 +1,43 @@
+"""Shared fixtures. The real corpus is read in place from ``CEPR_BENCHMARK_DIR``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from scrapy_cepr.evaluation import CORPUS_ENV, load_corpus
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+_HOW_TO_GET = (
+    f"real-page tests need the article-extraction-benchmark corpus: download it from "
+    f"https://github.com/scrapinghub/article-extraction-benchmark (MIT) and set "
+    f"{CORPUS_ENV}=/path/to/article-extraction-benchmark"
+)
+
+
+def _corpus_path() -> Path | None:
+    value = os.environ.get(CORPUS_ENV)
+    if value and (Path(value) / "ground-truth.json").is_file():
+        return Path(value)
+    return None
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """Path of the real corpus; skips (or fails, with CEPR_REQUIRE_CORPUS=1, as in CI)
+    when it is not there."""
+    path = _corpus_path()
+    if path is None:
+        if os.environ.get("CEPR_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"CEPR_REQUIRE_CORPUS=1 but the corpus is missing: {_HOW_TO_GET}")
+        pytest.skip(_HOW_TO_GET)
+    return path
+
+
+@pytest.fixture(scope="session")
+def corpus(corpus_dir: Path) -> list:
+    """All samples of the real corpus (181 pages), loaded once per session."""
+    return list(load_corpus(corpus_dir))
