@@ -22,6 +22,10 @@ _REGISTRY: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
     "tpr": ("cepr", "CEPRParams", "run", {"variant": "tpr"}, "CEPR-TPR: text to tag path ratio (Wu et al. 2013)"),
     "etpr": ("cepr", "CEPRParams", "run", {"variant": "etpr"}, "CEPR-ETPR: extended TPR with punctuation"),
     "setpr": ("cepr", "CEPRParams", "run", {"variant": "setpr"}, "CEPR-SETPR: ETPR smoothed by tag-path edit distance"),
+    "cetr": ("cetr", "CETRParams", "run", {"variant": "cetr"}, "CETR: tag ratios per line, 2-D k-means (Weninger et al. 2010)"),
+    "cetr-tm": ("cetr", "CETRParams", "run", {"variant": "cetr-tm"}, "CETR-TM: tag ratios per line, threshold on smoothed TR"),
+    "nce": ("nce", "NCEParams", "run", {}, "NCE: separator node, comment removal, title search (Laber et al. 2009)"),
+    "cedst": ("cedst", "CEDSTParams", "run", {}, "CEDST: Dempster-Shafer fusion with a topic feature (Zhang et al. 2018)"),
 }
 
 #: Names accepted by ``extract(method=...)``, ``CEPR_METHOD`` and ``--method``.
