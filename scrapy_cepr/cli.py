@@ -1,0 +1,531 @@
+"""The ``scrapy-cepr`` command line: ``extract``, ``evaluate`` and ``plot``.
+
+* ``scrapy-cepr extract FILE|URL|-`` prints the title and the body of one page (or JSON
+  with ``--json``, per-node records with ``--nodes``);
+* ``scrapy-cepr evaluate CORPUS`` scores methods on an evaluation corpus (the
+  article-extraction-benchmark layout or JSON lines with ``html`` and ``gold_body``) under
+  the CEPR paper's metrics (Eqs. 7–8) and the benchmark's shingle metric (spec §6), with
+  the median time per page; ``--write-floor`` pins the quality floor of the CI gate;
+* ``scrapy-cepr plot FILE|URL -o page.png`` draws the CEPR paper's Figures 5–7 for a page.
+
+Errors on the *input* (unreadable file, unreachable URL, not HTML) print one line on
+stderr and exit with status 1; bad *parameters* exit with status 2, as argparse does.
+Tracebacks are shown only with ``--verbose`` (``-v``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from . import __version__
+from .core.api import extract
+from .core.errors import ExtractionError, NotHTMLError
+from .evaluation import (
+    BenchmarkCounts,
+    PaperScore,
+    Sample,
+    benchmark_counts,
+    benchmark_summary,
+    corpus_digest,
+    load_corpus,
+    macro_paper,
+    paper_score,
+)
+from .methods import METHOD_NAMES, get_method
+
+__all__ = [
+    "DEFAULT_EVAL_METHODS",
+    "MethodResult",
+    "build_parser",
+    "evaluate_methods",
+    "floor_record",
+    "main",
+    "parse_param",
+    "parse_value",
+    "read_source",
+]
+
+logger = logging.getLogger(__name__)
+
+PROG = "scrapy-cepr"
+#: Methods scored by ``evaluate`` when no ``--method`` is given.
+DEFAULT_EVAL_METHODS: tuple[str, ...] = ("tpr", "etpr", "setpr")
+#: Largest response read from a URL, in bytes.
+MAX_FETCH_BYTES = 10 * 1024 * 1024
+#: Timeout of a URL fetch, in seconds.
+FETCH_TIMEOUT = 20.0
+#: How far below the pinned F1 the quality gate tolerates (absolute F1).
+FLOOR_TOLERANCE = 0.005
+REPIN_COMMAND = f"{PROG} evaluate $CEPR_BENCHMARK_DIR --method all --write-floor tests/quality_floor.json"
+
+
+class InputError(Exception):
+    """An input the command cannot use (missing file, unreachable URL …): one line on
+    stderr, exit status 1."""
+
+
+# --------------------------------------------------------------------------- params
+
+
+def parse_value(text: str) -> int | float | str:
+    """A ``--param`` value: int if it parses as one, else float, else the string.
+
+    >>> parse_value("3"), parse_value("0.5"), parse_value("1e-3"), parse_value("pad")
+    (3, 0.5, 0.001, 'pad')
+    """
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_param(text: str) -> tuple[str, int | float | str]:
+    """``NAME=VALUE`` of ``--param`` as ``(name, value)``; dashes in NAME become
+    underscores.
+
+    :raises argparse.ArgumentTypeError: no ``=`` or an empty name.
+
+    >>> parse_param("smoothing-radius=2")
+    ('smoothing_radius', 2)
+    """
+    name, sep, value = text.partition("=")
+    name = name.strip().replace("-", "_")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, parse_value(value.strip())
+
+
+def _given_params(args: argparse.Namespace) -> dict[str, Any]:
+    given: dict[str, Any] = {}
+    for name in ("alpha", "lambda_", "radius"):
+        value = getattr(args, name, None)
+        if value is not None:
+            given[name] = value
+    for name, value in getattr(args, "param", None) or []:
+        given[name] = value
+    return given
+
+
+def _params_per_method(methods: Sequence[str], given: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Split the given parameters among *methods*: each method gets those it declares.
+    A name no method declares is an error; so is a bad value (checked by the method's
+    parameters class). ``lambda`` is accepted for ``lambda_``.
+
+    :raises ValueError: unknown parameter or bad value, naming it.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    used: set[str] = set()
+    known_all: list[str] = []
+    for name in methods:
+        try:
+            spec = get_method(name)
+        except ImportError as exc:
+            raise ValueError(f"method {name!r} is not available ({exc})") from None
+        known = spec.param_names()
+        known_all.extend(k for k in known if k not in known_all)
+        mine = {}
+        for key, value in given.items():
+            real = key if key in known else (key + "_" if key + "_" in known else None)
+            if real is not None:
+                mine[real] = value
+                used.add(key)
+        spec.make_params(**mine)  # validates; raises ValueError naming the parameter
+        out[name] = mine
+    unknown = [k for k in given if k not in used]
+    if unknown:
+        raise ValueError(
+            f"unknown parameter {unknown[0]!r} for method {', '.join(methods)}; "
+            f"allowed: {', '.join(known_all) or '(none)'}"
+        )
+    return out
+
+
+def _split_methods(values: Sequence[str] | None, default: Sequence[str]) -> list[str]:
+    """``--method a --method b,c`` -> ``[a, b, c]``; ``all`` means every method that can
+    be imported (others are skipped with a warning)."""
+    if not values:
+        return list(default)
+    names: list[str] = []
+    for value in values:
+        for name in value.split(","):
+            name = name.strip()
+            if not name:
+                continue
+            if name == "all":
+                for m in METHOD_NAMES:
+                    if m not in names and _available(m):
+                        names.append(m)
+                continue
+            if name not in METHOD_NAMES:
+                raise ValueError(f"method must be one of {', '.join(METHOD_NAMES)} or all; got {name!r}")
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _available(name: str) -> bool:
+    try:
+        get_method(name)
+    except ImportError as exc:
+        logger.warning("method %s is not available (%s); skipped", name, exc)
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- input
+
+
+def read_source(
+    source: str, *, timeout: float = FETCH_TIMEOUT, max_bytes: int = MAX_FETCH_BYTES
+) -> tuple[bytes, str | None, str | None]:
+    """Read a page from a file path, an ``http(s)://`` URL or ``-`` (stdin).
+
+    :returns: ``(raw bytes, url or None, charset from the HTTP header or None)``.
+    :raises InputError: unreadable file, fetch failure, or a response above *max_bytes*.
+    """
+    if source == "-":
+        return sys.stdin.buffer.read(), None, None
+    if urlsplit(source).scheme in ("http", "https"):
+        request = urllib.request.Request(source, headers={"User-Agent": f"{PROG}/{__version__}"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                data = response.read(max_bytes + 1)
+                charset = response.headers.get_content_charset()
+                url = response.geturl()
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise InputError(f"{source}: cannot fetch: {reason}") from exc
+        if len(data) > max_bytes:
+            raise InputError(f"{source}: response larger than {max_bytes} bytes")
+        logger.info("fetched %s (%d bytes, charset %s)", url, len(data), charset)
+        return data, url, charset
+    try:
+        return Path(source).read_bytes(), None, None
+    except OSError as exc:
+        raise InputError(f"{source}: cannot read: {exc.strerror or exc}") from exc
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class MethodResult:
+    """Scores of one method on a corpus.
+
+    ``benchmark``: :func:`~scrapy_cepr.evaluation.benchmark_summary` (precision, recall,
+    f1, accuracy, pages); ``paper``: macro-averaged :class:`PaperScore` (CEPR Eqs. 7–8);
+    ``times_ms``: end-to-end time per page (HTML to :class:`Extraction`), milliseconds;
+    ``failures``: pages that raised :class:`NotHTMLError` (scored as empty output);
+    ``params``: the parameters the method used (defaults filled in).
+    """
+
+    method: str
+    counts: list[BenchmarkCounts] = field(default_factory=list)
+    paper_scores: list[PaperScore] = field(default_factory=list)
+    times_ms: list[float] = field(default_factory=list)
+    failures: int = 0
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def benchmark(self) -> dict[str, float]:
+        return benchmark_summary(self.counts)
+
+    @property
+    def paper(self) -> PaperScore:
+        return macro_paper(self.paper_scores)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms) if self.times_ms else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable summary (no per-page lists)."""
+        p = self.paper
+        return {
+            "method": self.method,
+            "params": self.params,
+            "benchmark": self.benchmark,
+            "paper": {"precision": p.precision, "recall": p.recall, "f1": p.f1, "score": p.score},
+            "median_ms": self.median_ms,
+            "failures": self.failures,
+        }
+
+
+def evaluate_methods(
+    samples: Iterable[Sample],
+    methods: Sequence[str],
+    params: dict[str, dict[str, Any]] | None = None,
+    *,
+    progress: bool = False,
+) -> dict[str, MethodResult]:
+    """Run every method on every sample (methods interleaved per page) and score them.
+
+    :param samples: the corpus (read lazily, one page at a time).
+    :param methods: names from :data:`~scrapy_cepr.METHOD_NAMES`.
+    :param params: per-method keyword parameters (see :func:`scrapy_cepr.extract`).
+    :param progress: show a tqdm progress bar on stderr.
+    :returns: ``{method: MethodResult}`` in the order of *methods*.
+    :raises ValueError: unknown method or bad parameters (before any page is read).
+    """
+    params = params or {}
+    for name in methods:
+        get_method(name).make_params(**params.get(name, {}))
+    results = {name: MethodResult(name) for name in methods}
+    from tqdm import tqdm
+
+    for sample in tqdm(samples, disable=not progress, unit="page", file=sys.stderr, leave=False):
+        for name in methods:
+            res = results[name]
+            start = time.perf_counter()
+            try:
+                extraction = extract(sample.html, url=sample.url, method=name, **params.get(name, {}))
+            except NotHTMLError as exc:
+                res.times_ms.append((time.perf_counter() - start) * 1000.0)
+                logger.info("%s: %s: not HTML (%s); scored as empty", name, sample.id, exc)
+                res.failures += 1
+                body = ""
+            else:
+                res.times_ms.append((time.perf_counter() - start) * 1000.0)
+                body = extraction.body
+                if not res.params:
+                    res.params = dict(extraction.params)
+            res.counts.append(benchmark_counts(body, sample.gold_body))
+            res.paper_scores.append(paper_score(body, sample.gold_body))
+    return results
+
+
+def floor_record(results: dict[str, MethodResult], digest: str) -> dict[str, Any]:
+    """The quality-floor file (``tests/quality_floor.json``) for *results*: the corpus
+    digest, the tolerance, and per method the benchmark F1, precision and recall
+    (rounded to 4 decimals)."""
+    pages = {r.benchmark["pages"] for r in results.values()}
+    return {
+        "corpus_digest": digest,
+        "pages": max(pages) if pages else 0,
+        "tolerance": FLOOR_TOLERANCE,
+        "metric": "article-extraction-benchmark shingle F1 (scrapy_cepr.evaluation.benchmark_summary), default parameters",
+        "repin": REPIN_COMMAND,
+        "methods": {
+            name: {k: round(r.benchmark[k], 4) for k in ("f1", "precision", "recall")}
+            for name, r in results.items()
+        },
+    }
+
+
+def _markdown_table(results: dict[str, MethodResult]) -> str:
+    head = (
+        "| method | bench P | bench R | bench F1 | accuracy | paper P | paper R | paper F | paper score "
+        "| median ms | failures |"
+    )
+    lines = [head, "|" + "|".join(["---"] * 11) + "|"]
+    for name, r in results.items():
+        b, p = r.benchmark, r.paper
+        lines.append(
+            f"| {name} | {b['precision']:.4f} | {b['recall']:.4f} | {b['f1']:.4f} | {b['accuracy']:.4f} "
+            f"| {p.precision:.4f} | {p.recall:.4f} | {p.f1:.4f} | {p.score:.4f} | {r.median_ms:.2f} | {r.failures} |"
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _cmd_extract(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        params = _params_per_method([args.method], _given_params(args))[args.method]
+    except ValueError as exc:
+        parser.error(str(exc))
+    data, url, charset = read_source(args.source)
+    result = extract(data, url=url, method=args.method, encoding=args.encoding or charset, **params)
+    if args.json or args.nodes:
+        json.dump(result.to_dict(nodes=args.nodes), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(f"{result.title or ''}\n\n{result.body}\n")
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        methods = _split_methods(args.method, DEFAULT_EVAL_METHODS)
+        given = _given_params(args)
+        if args.write_floor and given:
+            raise ValueError("--write-floor pins the default parameters; drop the method parameters")
+        params = _params_per_method(methods, given)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        samples = load_corpus(args.corpus)
+        first = next(samples, None)
+    except (FileNotFoundError, ValueError) as exc:
+        raise InputError(str(exc)) from exc
+    if first is None:
+        raise InputError(f"{args.corpus}: the corpus has no pages")
+
+    def pages() -> Iterable[Sample]:
+        yield first
+        yield from samples
+
+    progress = not args.quiet and sys.stderr.isatty()
+    try:
+        results = evaluate_methods(pages(), methods, params, progress=progress)
+    except ValueError as exc:  # a malformed JSON-lines record
+        raise InputError(str(exc)) from exc
+    n = next(iter(results.values())).benchmark["pages"] if results else 0
+    if args.write_floor:
+        record = floor_record(results, corpus_digest(load_corpus(args.corpus)))
+        Path(args.write_floor).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        logger.warning("quality floor written to %s", args.write_floor)
+    if args.json:
+        out = {"corpus": str(args.corpus), "pages": n, "methods": {k: r.to_dict() for k, r in results.items()}}
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(f"corpus: {args.corpus} ({n} pages)\n\n{_markdown_table(results)}\n")
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .plot import plot_page
+
+    kwargs: dict[str, Any] = {}
+    if args.lambda_ is not None:
+        kwargs["lambda_"] = args.lambda_
+    if args.radius is not None:
+        kwargs["radius"] = args.radius
+    try:
+        get_method("setpr").make_params(**kwargs)
+    except ValueError as exc:
+        parser.error(str(exc))
+    data, url, charset = read_source(args.source)
+    plot_page(data, args.output, url=url, encoding=args.encoding or charset, scale=args.scale, **kwargs)
+    logger.warning("plot written to %s", args.output)
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _add_method_params(p: argparse.ArgumentParser, *, alpha: bool = True) -> None:
+    g = p.add_argument_group("method parameters (defaults: the paper's values)")
+    if alpha:
+        g.add_argument("--alpha", type=float, metavar="A", help="threshold factor α of τ = α·σ (>= 0)")
+    g.add_argument("--lambda", dest="lambda_", type=float, metavar="L", help="SETPR: λ of the path weight 1/dist^λ (>= 0)")
+    g.add_argument("--radius", type=int, metavar="R", help="SETPR: smoothing radius r (window 2r+1)")
+    if alpha:
+        g.add_argument(
+            "--param",
+            action="append",
+            type=parse_param,
+            metavar="NAME=VALUE",
+            help="any other parameter of the method (repeatable; VALUE read as int, float or string)",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of ``scrapy-cepr`` with its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Extract the main content of news pages (CEPR and other methods)."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("extract", help="print the title and body of one page", description="Print the title and main content of one page.")
+    p.add_argument("source", metavar="FILE|URL|-", help="an HTML file, an http(s) URL, or - for stdin")
+    p.add_argument("--method", default="setpr", choices=METHOD_NAMES, help="extraction method (default: setpr)")
+    p.add_argument("--encoding", help="charset to try first when decoding the bytes")
+    p.add_argument("--json", action="store_true", help="print Extraction.to_dict() as JSON")
+    p.add_argument("--nodes", action="store_true", help="with the per-node inspection records (implies --json)")
+    _add_method_params(p)
+    p.set_defaults(func=_cmd_extract, subparser=p)
+
+    p = sub.add_parser(
+        "evaluate",
+        help="score methods on an evaluation corpus",
+        description=(
+            "Score methods on a corpus: the article-extraction-benchmark layout (ground-truth.json + "
+            "html/) or JSON lines with html and gold_body. Prints benchmark P/R/F1 and accuracy, the "
+            "CEPR paper's macro P/R/F/score, and the median ms per page."
+        ),
+    )
+    p.add_argument("corpus", metavar="DATASET_DIR", help="corpus directory or .jsonl file")
+    p.add_argument(
+        "--method",
+        action="append",
+        metavar="NAME[,NAME…]",
+        help=f"method(s) to score, repeatable or comma-separated, or 'all' (default: {','.join(DEFAULT_EVAL_METHODS)})",
+    )
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--write-floor",
+        metavar="FILE",
+        help="also write the quality floor (corpus digest, F1/P/R per method) to FILE, e.g. tests/quality_floor.json",
+    )
+    _add_method_params(p)
+    p.set_defaults(func=_cmd_evaluate, subparser=p)
+
+    p = sub.add_parser(
+        "plot",
+        help="draw the TPR/ETPR/SETPR histograms of one page (CEPR Figs. 5–7)",
+        description="Draw the CEPR paper's Figures 5–7 for one page: the TPR, ETPR and SETPR histograms "
+        "over its text nodes with each τ, the content nodes and the title node. Needs matplotlib "
+        "(pip install scrapy-cepr[plot]).",
+    )
+    p.add_argument("source", metavar="FILE|URL|-", help="an HTML file, an http(s) URL, or - for stdin")
+    p.add_argument("-o", "--output", required=True, metavar="PNG", help="image file to write (.png, .svg, .pdf)")
+    p.add_argument("--encoding", help="charset to try first when decoding the bytes")
+    p.add_argument(
+        "--scale", choices=("symlog", "linear"), default="symlog", help="y axis scale (default: symlog, zeros shown)"
+    )
+    _add_method_params(p, alpha=False)
+    p.set_defaults(func=_cmd_plot, subparser=p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``scrapy-cepr`` with *argv* (default ``sys.argv[1:]``); returns the exit status
+    (0 ok, 1 input error, 2 usage error, 130 interrupted)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING if args.verbose == 0 else logging.INFO if args.verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format=f"{PROG}: %(message)s", stream=sys.stderr)
+    try:
+        return args.func(args, args.subparser)
+    except InputError as exc:
+        return _fail(str(exc))
+    except ExtractionError as exc:  # NotHTMLError: name the input
+        return _fail(f"{getattr(args, 'source', '')}: {exc}")
+    except ImportError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: one line for the user, the traceback with -v
+        logger.debug("traceback", exc_info=True)
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback)")
+
+
+def _fail(message: str, status: int = 1) -> int:
+    sys.stderr.write(f"{PROG}: error: {message.splitlines()[0] if message else 'failed'}\n")
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
