@@ -1,0 +1,429 @@
+"""NCE: News Content Extractor (Laber, de Souza, Jabour et al., PUC-Rio; CIKM 2009), spec §3.
+
+NCE works on the DOM tree and has three phases (paper Sec. 2):
+
+1. **Separator node search.** Visit the leaves (text nodes) in depth-first order until a
+   leaf L with at least β1 characters has an ancestor u that (i) is not a ``<p>``,
+   (ii) has ``|text(T_u)| ≥ β2`` characters and (iii) has at most one sibling u' with
+   ``|text(T_u')| ≥ β_s`` characters and ``linkdensity(T_u') < α_s``; u is (iv) the closest
+   such ancestor of L. The result is the forest ``F_{u,α} = {T_v | v child of u,
+   linkdensity(T_v) ≤ α}``; without such a leaf, the whole tree.
+2. **Comment removal.** Among the display blocks of that forest U, build a graph whose
+   edges join *closely located* blocks with *similar content* (Assumption 2: comments
+   repeat dates, permalinks …). The first connected component with 3 blocks marks the
+   start of the comments: that block and everything after it is dropped (U → U').
+3. **Title search.** Among the nodes before U' in the DFS, the ``<title>`` and every node
+   with ``β3 ≤ |bag(text(T_u))| ≤ β4`` words, most of which occur in U', are candidates;
+   the one with the most text is the title.
+
+``linkdensity(F)`` is the number of characters inside ``<a>`` divided by the characters of
+``text(F)``; characters are those of the page model's normalised text nodes
+(:mod:`..core.page`), so the cleaned tree ``page.root`` (no script/style) is the DOM tree.
+
+Choices where the paper is vague or its text is lost (spec §3 [open]):
+
+* *Leaves and text-node children.* The paper's leaves are the text nodes: an element's
+  ``.text`` and its children's tails (owned by the element, :attr:`Page.owners`). Text
+  nodes directly under u belong to ``F_{u,α}`` (their link density is 0, or 1 inside a
+  link) and count as siblings in condition (iii).
+* *Phase 1 search.* Conditions (i)–(iii) hold for the root ``<html>`` as soon as the page
+  has β2 characters, so the first leaf with β1 characters always finds its separator; the
+  walk over further leaves can only matter when the page is smaller than β2, and then
+  nothing can be found: NCE returns every text node. The sibling thresholds β_s
+  (``min_sibling_chars``) and α_s (``sibling_link_density``) are parameters of their own.
+* *Phase 2 blocks and similarity* (the paper's steps 1–3 are lost in the text). Blocks
+  are the display blocks of U (:attr:`Page.blocks`: paragraph, list item, table cell …).
+  Two blocks are *similar* when their first text nodes have the same tag path and the
+  Jaccard index of their word sets, after lowercasing and mapping every digit run to
+  ``0`` (so that dates and times match), is at least ``comment_similarity``; they are
+  *closely located* when at most ``comment_window`` blocks apart. Blocks without words
+  are not graph nodes. The graph is built block by block with a union-find and stops at
+  the first component of 3 blocks (paper: "stops as soon as the first connected component
+  with at least 3 nodes is identified"); the cut starts at that component's first block.
+  A component starting at U's first block is ignored, since Assumption 2 puts comments
+  after the body.
+* *Phase 3 candidates.* "Nodes with id smaller than the first node of U'" would include
+  the ancestors of U', whose text contains U' itself; we take the elements whose whole
+  text lies before U' in document order. ``|bag(·)|`` counts words: runs of Unicode word
+  characters, and every CJK character as one word. The word-overlap condition is cut off
+  in the paper's text: we require that at least ``title_overlap`` of the candidate's words
+  (as a bag) occur in U'. "The largest amount of text" is taken in characters; ties go
+  to the earlier (outer) node. When the winner is ``<title>``, a site name glued to it
+  (``" | Site"``) is removed with :func:`..core.title.strip_site_name`. When there is no
+  candidate at all, :func:`..core.title.pick_title` is used.
+* *Title and body.* The title goes to :attr:`Extraction.title`; it is not added to the
+  body (the benchmark's gold body has no title either).
+
+Parameters (the paper publishes none; the link density example is α = 0.4). They were
+fitted as the paper did, by a local search on a development part of the corpus, with
+``benchmarks/fit_nce.py`` on the article-extraction-benchmark (181 pages):
+
+* split: pages sorted by ``sha1(id)``; the first 60 are the development split, the other
+  121 the test split;
+* procedure: coordinate descent over a grid per parameter, starting from the paper's
+  α = 0.4 and hand-picked sizes, sweeping the parameters in a fixed order and keeping a
+  value only when it raises the development benchmark F1 by more than 1e-4, until a full
+  sweep changes nothing; the title parameters (which do not change the body) are then
+  fitted in the same way on the development split, scoring a title as right when its
+  rapidfuzz ``ratio`` with the page's ``og:title`` is at least 90;
+* result: see :class:`NCEParams` defaults; benchmark F1 FITTED_RESULTS.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from lxml import etree
+
+from ..core.page import Page
+from ..core.params import check_int, check_real
+from ..core.result import Extraction, NodeTable, assemble_body
+from ..core.text import CJK_RE
+from ..core.title import pick_title, strip_site_name
+
+__all__ = ["NCEParams", "run", "separator_node", "comment_start", "title_search", "ElementTable"]
+
+logger = logging.getLogger(__name__)
+
+_CJK = CJK_RE.pattern[1:-1]
+#: Words of ``bag(·)``: a CJK character, or a run of other Unicode word characters.
+_WORD_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+_DIGITS_RE = re.compile(r"\d+")
+_COMPONENT_SIZE = 3  # paper, Phase 2 step 3: "a connected component with at least 3 nodes"
+
+
+@dataclass(frozen=True)
+class NCEParams:
+    """Validated NCE parameters (paper Sec. 2; fitted values as defaults, see the module
+    docstring for the procedure). The paper's symbols are given for each.
+
+    :param link_density: α in [0, 1]: a child tree of the separator node is kept when its
+        link density is at most α (``F_{u,α}``). Paper example: 0.4.
+    :param sibling_link_density: α_s in [0, 1], condition (iii): a sibling counts as
+        "with text" only when its link density is below α_s.
+    :param min_leaf_chars: β1 ≥ 1 characters of the leaf L that starts the search.
+    :param min_separator_chars: β2 ≥ 1 characters of ``text(T_u)``, condition (ii).
+    :param min_sibling_chars: β_s ≥ 1 characters of a sibling's text, condition (iii).
+    :param comment_similarity: Jaccard index in [0, 1] of two blocks' digit-masked word
+        sets above which they are similar (Phase 2).
+    :param comment_window: 1 ≤ blocks apart for two blocks to be closely located (Phase 2).
+    :param title_min_words: β3 ≥ 1 words of a title candidate (Phase 3).
+    :param title_max_words: β4 ≥ β3 words of a title candidate (Phase 3).
+    :param title_overlap: share in [0, 1] of a candidate's words that must occur in U'.
+    :raises ValueError: naming the parameter and its allowed range.
+    """
+
+    link_density: float = 0.4
+    sibling_link_density: float = 0.4
+    min_leaf_chars: int = 100
+    min_separator_chars: int = 500
+    min_sibling_chars: int = 200
+    comment_similarity: float = 0.6
+    comment_window: int = 4
+    title_min_words: int = 3
+    title_max_words: int = 30
+    title_overlap: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("link_density", "sibling_link_density", "comment_similarity", "title_overlap"):
+            object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
+        for name in ("min_leaf_chars", "min_separator_chars", "min_sibling_chars", "comment_window", "title_min_words"):
+            object.__setattr__(self, name, check_int(name, getattr(self, name), 1, 10**9))
+        object.__setattr__(
+            self, "title_max_words", check_int("title_max_words", self.title_max_words, self.title_min_words, 10**9)
+        )
+
+
+class ElementTable:
+    """The elements of ``page.root`` in DFS pre-order, as arrays of length E (the paper's
+    node id is the index):
+
+    * ``elements``: list of E lxml elements; ``tags``: list of E tag names;
+    * ``parent``: int64 ``(E,)``, index of the parent (-1 for the root);
+    * ``end``: int64 ``(E,)``, one past the last descendant, so that ``T_u`` is
+      ``[u, end[u])``;
+    * ``owner``: int64 ``(N,)``, the element owning each text node (``page.owners``);
+    * ``chars`` / ``link_chars``: int64 ``(E,)``, characters of ``text(T_u)`` and of its
+      part inside ``<a>``;
+    * ``first_text`` / ``last_text``: int64 ``(E,)``, range of the text nodes of ``T_u``
+      (``first_text > last_text`` when ``T_u`` has no text).
+
+    The only Python work per element is listing the elements and their parents; subtree
+    sums are prefix sums over the pre-order (a subtree is a contiguous range).
+    """
+
+    def __init__(self, page: Page) -> None:
+        root = page.root
+        self.elements = list(root.iter(etree.Element)) if root is not None else []
+        n = len(self.elements)
+        index = {el: i for i, el in enumerate(self.elements)}
+        self.tags = [el.tag for el in self.elements]
+        self.parent = np.fromiter((index.get(el.getparent(), -1) for el in self.elements), np.int64, n)
+        self.end = np.arange(n, dtype=np.int64) + _subtree_sizes(self.parent)
+        n_text = len(page)
+        self.owner = np.fromiter((index[o] for o in page.owners), np.int64, n_text)
+        chars = page.char_counts
+        self.chars = self.subtree_sum(np.bincount(self.owner, weights=chars, minlength=n))
+        self.link_chars = self.subtree_sum(np.bincount(self.owner, weights=chars * page.in_link, minlength=n))
+        ids = np.arange(n_text, dtype=np.int64)
+        first = np.full(n + 1, n_text, dtype=np.int64)
+        last = np.full(n + 1, -1, dtype=np.int64)
+        np.minimum.at(first, self.owner, ids)
+        np.maximum.at(last, self.owner, ids)
+        self.first_text = self._subtree_reduce(np.minimum, first)
+        self.last_text = self._subtree_reduce(np.maximum, last)
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+    def subtree_sum(self, owned: np.ndarray) -> np.ndarray:
+        """Sum over ``T_u`` of a per-element quantity *owned* ``(E,)``: int64 ``(E,)``."""
+        prefix = np.concatenate(([0], np.cumsum(owned.astype(np.int64))))
+        return prefix[self.end] - prefix[: len(self)]
+
+    def _subtree_reduce(self, ufunc: np.ufunc, owned: np.ndarray) -> np.ndarray:
+        # ``owned`` has a sentinel at index E so that ``end == E`` is a valid bound.
+        n = len(self)
+        if n == 0:
+            return np.zeros(0, np.int64)
+        bounds = np.empty(2 * n, dtype=np.int64)
+        bounds[0::2] = np.arange(n)
+        bounds[1::2] = self.end
+        return ufunc.reduceat(owned, bounds)[0::2]
+
+    def children(self, u: int) -> np.ndarray:
+        """Indices of the element children of *u* (E-level ids, document order)."""
+        kids = []
+        c = u + 1
+        end = self.end[u]
+        while c < end:
+            kids.append(c)
+            c = int(self.end[c])
+        return np.array(kids, dtype=np.int64)
+
+    def link_density(self, u: np.ndarray | int) -> np.ndarray | float:
+        """``linkdensity(T_u)``: link characters / characters (0 for a tree without text)."""
+        chars = self.chars[u]
+        return np.where(chars > 0, self.link_chars[u] / np.maximum(chars, 1), 0.0)
+
+
+def _subtree_sizes(parent: np.ndarray) -> np.ndarray:
+    """Number of nodes of every subtree from the parent array: each node adds 1 to each of
+    its ancestors, one tree level per numpy step (O(depth · E))."""
+    n = parent.size
+    size = np.ones(n, dtype=np.int64)
+    anc = parent.copy()
+    while True:
+        alive = anc >= 0
+        if not alive.any():
+            return size
+        size += np.bincount(anc[alive], minlength=n)
+        anc = np.where(alive, parent[np.maximum(anc, 0)], -1)
+
+
+def separator_node(page: Page, table: ElementTable, params: NCEParams) -> int | None:
+    """Phase 1: the separator node u (an index into *table*), or None when no leaf of β1
+    characters has an ancestor satisfying conditions (i)–(iii) (paper Sec. 2, Phase 1).
+    """
+    leaves = np.flatnonzero(page.char_counts >= params.min_leaf_chars)
+    if leaves.size == 0 or len(table) == 0 or table.chars[0] < params.min_separator_chars:
+        return None
+    checked: dict[int, bool] = {}
+    for leaf in leaves.tolist():
+        u = int(table.owner[leaf])
+        while u >= 0:
+            ok = checked.get(u)
+            if ok is None:
+                ok = checked[u] = _is_separator(page, table, params, u)
+            if ok:
+                return u
+            u = int(table.parent[u])
+    return None
+
+
+def _is_separator(page: Page, table: ElementTable, params: NCEParams, u: int) -> bool:
+    if table.tags[u] == "p" or table.chars[u] < params.min_separator_chars:  # (i), (ii)
+        return False
+    p = int(table.parent[u])
+    if p < 0:
+        return True
+    sibs = table.children(p)
+    sibs = sibs[sibs != u]
+    wordy = (table.chars[sibs] >= params.min_sibling_chars) & (table.link_density(sibs) < params.sibling_link_density)
+    count = int(np.count_nonzero(wordy))
+    # Text-node siblings: text owned by the parent (link density 0, or 1 inside a link).
+    own = table.owner == p
+    if params.sibling_link_density > 0:
+        own_ok = own & (page.char_counts >= params.min_sibling_chars) & ~page.in_link
+        count += int(np.count_nonzero(own_ok))
+    return count <= 1  # (iii)
+
+
+def forest_mask(page: Page, table: ElementTable, params: NCEParams, u: int) -> np.ndarray:
+    """Text nodes of ``F_{u,α}``: bool ``(N,)``. Child trees with link density ≤ α, and
+    u's own text-node children (link density 0, or 1 inside a link)."""
+    kids = table.children(u)
+    kids = kids[(table.chars[kids] > 0) & (table.link_density(kids) <= params.link_density)]
+    mark = np.zeros(len(table) + 1, dtype=np.int64)
+    np.add.at(mark, kids, 1)
+    np.add.at(mark, table.end[kids], -1)
+    in_kept = np.cumsum(mark[:-1]) > 0
+    own = table.owner == u
+    if params.link_density < 1.0:
+        own &= ~page.in_link
+    return in_kept[table.owner] | own
+
+
+def _block_words(text: str) -> frozenset[str]:
+    return frozenset(_WORD_RE.findall(_DIGITS_RE.sub("0", text.lower())))
+
+
+def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None:
+    """Phase 2: the index of the first text node of the comment region in the forest
+    *keep* (bool ``(N,)``), or None when no 3 closely located similar blocks exist
+    (see the module docstring for "block", "similar" and "closely located").
+    """
+    idx = np.flatnonzero(keep)
+    if idx.size == 0:
+        return None
+    blocks = page.blocks[idx]
+    # Positions in ``idx`` where a display block starts, and where it ends.
+    starts = np.concatenate(([0], np.flatnonzero(blocks[1:] != blocks[:-1]) + 1))
+    ends = np.append(starts[1:], idx.size)
+    texts = page.texts
+    nodes: list[tuple[int, int, frozenset[str]]] = []  # (block number, path id, words)
+    parent: list[int] = []
+    size: list[int] = []
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for b, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+        words = _block_words(" ".join(texts[i] for i in idx[s:e].tolist()))
+        if not words:
+            continue
+        me = len(nodes)
+        path = int(page.path_ids[idx[s]])
+        nodes.append((b, path, words))
+        parent.append(me)
+        size.append(1)
+        for other in range(me - 1, -1, -1):
+            ob, opath, owords = nodes[other]
+            if b - ob > params.comment_window:
+                break
+            if opath != path:
+                continue
+            inter = len(words & owords)
+            if inter and inter >= params.comment_similarity * len(words | owords):
+                ra, rb = find(me), find(other)
+                if ra != rb:
+                    parent[ra] = rb
+                    size[rb] += size[ra]
+                    if size[rb] >= _COMPONENT_SIZE:
+                        first = min(n for n in range(len(nodes)) if find(n) == rb)
+                        first_block = nodes[first][0]
+                        if first_block == 0:
+                            # A repeated pattern from U's first block on is the body's own
+                            # layout, not comments after the body (Assumption 2).
+                            return None
+                        return int(idx[starts[first_block]])
+    return None
+
+
+def title_search(page: Page, table: ElementTable, keep: np.ndarray, params: NCEParams) -> tuple[str | None, int | None]:
+    """Phase 3: ``(title, first text node)`` of the candidate with the most characters, or
+    ``(None, None)`` when there is no candidate. ``<title>`` gives node None.
+
+    :param keep: bool ``(N,)``, the text nodes of U'.
+    """
+    kept = np.flatnonzero(keep)
+    t0 = int(kept[0]) if kept.size else len(page)
+    best: tuple[int, str, int | None] | None = None
+    if page.html_title:
+        best = (len(page.html_title), page.html_title, None)
+    if t0 > 0 and len(table):
+        texts = page.texts
+        words = np.zeros(len(page), dtype=np.int64)
+        words[:t0] = np.fromiter((len(_WORD_RE.findall(t)) for t in texts[:t0]), np.int64, t0)
+        sub_words = table.subtree_sum(np.bincount(table.owner, weights=words, minlength=len(table)))
+        cand = np.flatnonzero(
+            (table.last_text < t0)
+            & (table.first_text <= table.last_text)
+            & (sub_words >= params.title_min_words)
+            & (sub_words <= params.title_max_words)
+        )
+        if cand.size:
+            body = Counter(_WORD_RE.findall(" ".join(texts[i] for i in kept.tolist()).lower()))
+            # Most characters first; ties to the earlier (outer) node.
+            order = cand[np.lexsort((cand, -table.chars[cand]))]
+            floor = best[0] if best else -1
+            for e in order.tolist():
+                if table.chars[e] <= floor:
+                    break
+                # The text nodes of T_e are contiguous in document order.
+                first, last = int(table.first_text[e]), int(table.last_text[e])
+                text = " ".join(texts[first : last + 1])
+                bag = Counter(_WORD_RE.findall(text.lower()))
+                common = sum((bag & body).values())
+                if common >= params.title_overlap * sum(bag.values()):
+                    best = (len(text), text, first)
+                    break
+    if best is None:
+        return None, None
+    if best[2] is None:
+        return strip_site_name(best[1]), None
+    return best[1], best[2]
+
+
+def run(page: Page, params: NCEParams, table: ElementTable | None = None) -> Extraction:
+    """Extract the title and the main content of *page* with NCE (paper Sec. 2, three
+    phases; see the module docstring for the choices made).
+
+    :param table: the page's :class:`ElementTable`, when it is already built (repeated
+        runs on one page, as in ``benchmarks/fit_nce.py``); built here otherwise.
+    :returns: an :class:`Extraction`; its ``nodes`` view has per text node ``h`` = the
+        phase that dropped it (0: outside the separator's subtree, 1: in a child tree
+        with link density > α, 2: a comment, 3: kept) and ``keep``. ``tau`` is None.
+        A page without text nodes gives an empty body (title from ``<title>``, if any).
+    """
+    used = {f: getattr(params, f) for f in params.__dataclass_fields__}
+    if len(page) == 0:
+        title, _ = pick_title(page)
+        return Extraction(title=title, body="", method="nce", params=used, url=page.url)
+    if table is None:
+        table = ElementTable(page)
+    u = separator_node(page, table, params)
+    stage = np.zeros(len(page), dtype=np.float64)
+    if u is None:
+        logger.debug("NCE: no separator node, keeping every text node")
+        keep = np.ones(len(page), dtype=bool)
+    else:
+        stage[table.first_text[u] : table.last_text[u] + 1] = 1.0
+        keep = forest_mask(page, table, params, u)
+    cut = comment_start(page, keep, params)
+    if cut is not None:
+        stage[cut:][keep[cut:]] = 2.0
+        keep[cut:] = False
+    stage[keep] = 3.0
+    title, title_index = title_search(page, table, keep, params)
+    if title is None:
+        title, title_index = pick_title(page)
+    nodes = NodeTable(
+        texts=page.texts,
+        h=stage,
+        h_smoothed=stage,
+        keep=keep,
+        path_ids=page.path_ids,
+        paths=page.paths,
+        txt_num=page.char_counts,
+        title_index=title_index,
+    )
+    body = assemble_body(page.texts, page.blocks, keep)
+    return Extraction(title=title, body=body, method="nce", params=used, url=page.url, nodes=nodes)
