@@ -271,6 +271,7 @@ def evaluate_methods(
     params: dict[str, dict[str, Any]] | None = None,
     *,
     progress: bool = False,
+    paper: bool = True,
 ) -> dict[str, MethodResult]:
     """Run every method on every sample (methods interleaved per page) and score them.
 
@@ -278,6 +279,8 @@ def evaluate_methods(
     :param methods: names from :data:`~scrapy_cepr.METHOD_NAMES`.
     :param params: per-method keyword parameters (see :func:`scrapy_cepr.extract`).
     :param progress: show a tqdm progress bar on stderr.
+    :param paper: also compute the CEPR paper's scores (False leaves them empty: the
+        quality gate needs only the benchmark metric).
     :returns: ``{method: MethodResult}`` in the order of *methods*.
     :raises ValueError: unknown method or bad parameters (before any page is read).
     """
@@ -304,7 +307,8 @@ def evaluate_methods(
                 if not res.params:
                     res.params = dict(extraction.params)
             res.counts.append(benchmark_counts(body, sample.gold_body))
-            res.paper_scores.append(paper_score(body, sample.gold_body))
+            if paper:
+                res.paper_scores.append(paper_score(body, sample.gold_body))
     return results
 
 
