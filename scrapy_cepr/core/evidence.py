@@ -62,7 +62,7 @@ def bma(h: np.ndarray, weight: float, *, positive: bool) -> np.ndarray:
     h = np.asarray(h, dtype=np.float64)
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"weight must be a float in [0, 1], got {weight!r}")
-    if h.size and (np.nanmin(h) < 0.0 or np.nanmax(h) > 1.0 or np.isnan(h).any()):
+    if not ((h >= 0.0) & (h <= 1.0)).all():  # NaN fails both comparisons
         raise ValueError("feature values h must lie in [0, 1]")
     m = np.zeros(h.shape + (4,))
     belief = weight * h
@@ -108,7 +108,9 @@ def conjunctive(*masses: np.ndarray) -> np.ndarray:
         m = np.asarray(m, dtype=np.float64)
         if m.shape[-1] != size:
             raise ValueError(f"mass functions on different frames: {size} and {m.shape[-1]} focal sets")
-        out = np.einsum("...a,...b,abc->...c", out, m, table)
+        # joint[..., a, b] = m1(a)·m2(b), summed into the focal set a ∩ b by one matmul.
+        joint = out[..., :, None] * m[..., None, :]
+        out = joint.reshape(joint.shape[:-2] + (size * size,)) @ table.reshape(size * size, size)
     return out
 
 

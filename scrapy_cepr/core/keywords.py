@@ -100,6 +100,8 @@ def segment(texts: Sequence[str]) -> list[list[str]]:
     >>> segment(["Hello, World 2018!", "北京欢迎你"])
     [['hello', 'world', '2018'], ['北京', '欢迎', '你']]
     """
+    if not CJK_RE.search("".join(texts)):
+        return [_WORD_RE.findall(text.casefold()) for text in texts]
     out: list[list[str]] = []
     for text in texts:
         if CJK_RE.search(text):
@@ -162,7 +164,7 @@ def textrank(
         share = 1.0 / strength[a]  # w_ab / Σ_x w_ax, per unit edge a→b
         for _ in range(max_iter):
             new = (1.0 - damping) + damping * np.bincount(b, weights=share * score[a], minlength=n_v)
-            delta = np.max(np.abs(new - score))
+            delta = np.abs(new - score).max()
             score = new
             if delta < tol:
                 break
@@ -222,17 +224,14 @@ def node_keywords(
     stop = stop_words(stop_languages)
     words = segment(texts)
     sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    flat = list(itertools.chain.from_iterable(words))
-    tok_node = np.repeat(np.arange(len(words), dtype=np.int64), sizes)
-    keep = np.fromiter(
-        (len(w) > 1 and w not in stop and not w.isdigit() for w in flat), dtype=bool, count=len(flat)
-    )
+    # Word ids in order of first appearance; the candidate test runs once per distinct word.
     vocab_ids: dict[str, int] = {}
-    tok_word = np.fromiter(
-        (vocab_ids.setdefault(w, len(vocab_ids)) for w, k in zip(flat, keep.tolist()) if k),
-        dtype=np.int64,
-    )
-    tok_node = tok_node[keep]
+    intern = vocab_ids.setdefault
+    ids = np.array([intern(w, len(vocab_ids)) for w in itertools.chain.from_iterable(words)], dtype=np.int64)
+    candidate = np.array([len(w) > 1 and w not in stop and not w.isdigit() for w in vocab_ids], dtype=bool)
+    keep = candidate[ids] if ids.size else np.zeros(0, bool)
+    tok_node = np.repeat(np.arange(len(words), dtype=np.int64), sizes)[keep]
+    tok_word = ids[keep]
     v_node, v_word, score = textrank(tok_node, tok_word, window=window, damping=damping)
     # Best first within each node; ties to the earlier word (lower id).
     order = np.lexsort((v_word, -score, v_node))

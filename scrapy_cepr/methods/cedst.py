@@ -274,20 +274,20 @@ def sibling_groups(page: Page, scope: str = "container") -> np.ndarray:
     :raises ValueError: unknown *scope*.
     """
     check_choice("siblings", scope, _SIBLING_SCOPES)
+    owner_ids: dict[object, int] = {}
+    intern = owner_ids.setdefault
+    of_node = np.array([intern(o, len(owner_ids)) for o in page.owners], dtype=np.int64)
     keys: dict[object, int] = {}
-    seen: dict[object, int] = {}
-    out = np.empty(len(page.owners), np.int64)
-    for i, owner in enumerate(page.owners):
-        group = seen.get(owner)
-        if group is None:
-            el = owner
-            if scope != "parent":
-                el = _block_element(owner)
-                if scope == "container":
-                    el = el.getparent() if el.getparent() is not None else el
-            group = seen[owner] = keys.setdefault(el, len(keys))
-        out[i] = group
-    return out
+    of_owner = np.empty(len(owner_ids), np.int64)
+    for i, owner in enumerate(owner_ids):
+        el = owner
+        if scope != "parent":
+            el = _block_element(owner)
+            parent = el.getparent()
+            if scope == "container" and parent is not None:
+                el = parent
+        of_owner[i] = keys.setdefault(el, len(keys))
+    return of_owner[of_node] if of_node.size else of_node
 
 
 def cluster_variance_features(sizes: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
