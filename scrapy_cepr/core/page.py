@@ -19,6 +19,7 @@ is not displayed; its ``<title>`` is kept aside for the title search.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -81,34 +82,47 @@ def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     return html_to_unicode(header, bytes(html))[1]
 
 
-def sniff_not_html(source: str) -> str | None:
+def sniff_not_html(source: str, raw: bytes | None = None) -> str | None:
     """Why *source* is not an HTML page, or None if it may be one.
 
-    Looks at the first 4,096 characters only: binary magic numbers (PDF, PNG, GIF, JPEG,
-    ZIP, gzip, RIFF, Ogg, MP3), NUL characters, JSON, and text without any tag. Empty or
-    whitespace-only input is *not* flagged (it is an empty page).
+    Looks at the first 4,096 characters (and, for bytes input, the first raw bytes):
+    binary magic numbers (PDF, PNG, GIF, JPEG, ZIP, gzip, RIFF, Ogg, MP3), many NUL
+    characters, a JSON document, and text without any tag. Empty or whitespace-only
+    input is *not* flagged (it is an empty page).
 
     >>> sniff_not_html('%PDF-1.7 ...')
     'binary data (PDF), not HTML'
-    >>> sniff_not_html('{"title": "x"}')
+    >>> sniff_not_html('{"title": "<b>x</b>"}')
     'JSON, not HTML'
     >>> sniff_not_html('<!doctype html><p>Hi</p>') is None
     True
     """
-    head = source[:_SNIFF_CHARS].lstrip("\ufeff \t\r\n\f")
+    heads = [source[:_SNIFF_CHARS].lstrip("\ufeff \t\r\n\f")]
+    if raw is not None and not raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
+        heads.append(raw[:_SNIFF_CHARS].decode("latin-1").lstrip(" \t\r\n\f"))
+    for head in heads:
+        for magic in _BINARY_MAGIC:
+            if head.startswith(magic):
+                kind = "PDF" if magic == "%PDF" else repr(magic)[1:-1].lstrip("\\x0123456789")
+                return f"binary data ({kind or 'magic number'}), not HTML"
+        if head.count("\x00") > max(8, len(head) // 100):
+            return "binary data (NUL bytes), not HTML"
+    head = heads[0]
     if not head:
         return None
-    for magic in _BINARY_MAGIC:
-        if head.startswith(magic):
-            kind = "PDF" if magic == "%PDF" else repr(magic)[1:-1]
-            return f"binary data ({kind}), not HTML"
-    if "\x00" in head:
-        return "binary data (NUL characters), not HTML"
+    if head[0] in "{[" and _is_json(source):
+        return "JSON, not HTML"
     if not _MARKUP_RE.search(head):
-        if head[0] in "{[":
-            return "JSON, not HTML"
         return "text without markup, not HTML"
     return None
+
+
+def _is_json(source: str) -> bool:
+    try:
+        json.loads(source)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,7 +174,7 @@ class Page:
         walk itself is iterative, so no input can exhaust the Python stack.
         """
         source = decode_html(html, encoding)
-        reason = sniff_not_html(source)
+        reason = sniff_not_html(source, html if isinstance(html, bytes) else None)
         if reason:
             raise NotHTMLError(reason)
         root = _parse(source)
@@ -187,97 +201,91 @@ class Page:
         if body is None:
             return cls._empty(source, url, root, html_title, meta_title)
 
+        # The non-blank text nodes, in document order, found by libxml2 (C); each is a
+        # smart string whose getparent() is its element (for a tail: the element it
+        # follows, whose parent owns it).
+        found = body.xpath(".//text()[normalize-space()]")
         texts: list[str] = []
-        path_ids: list[int] = []
-        blocks: list[int] = []
-        in_link: list[bool] = []
         owners: list = []
-        headings: list[tuple[int, int, int]] = []
-        open_headings: list[tuple[int, int]] = []
-
-        # Tag paths are interned by (parent path id, tag) so that the walk never builds
-        # strings; the dotted names are made once per distinct path afterwards.
-        path_key: dict[tuple[int, str], int] = {(-1, "html"): 0}
-        path_parent = [-1]
-        path_tag = ["html"]
-        block_count = 1
-        link_depth = 0
-        # Stacks of the open elements: their path id, display block and the element.
-        pid_stack = [0]
-        block_stack = [0]
-        el_stack = [root]
-
-        for event, el in etree.iterwalk(body, events=("start", "end")):
-            tag = el.tag
-            if event == "start":
-                parent = pid_stack[-1]
-                pid = path_key.get((parent, tag))
-                if pid is None:
-                    pid = path_key[(parent, tag)] = len(path_tag)
-                    path_parent.append(parent)
-                    path_tag.append(tag if isinstance(tag, str) else "#")
-                if tag in BLOCK_TAGS:
-                    block = block_count
-                    block_count += 1
-                else:
-                    block = block_stack[-1]
-                if tag == "a":
-                    link_depth += 1
-                elif tag in _HEADING_TAGS:
-                    open_headings.append((_HEADING_TAGS[tag], len(texts)))
-                pid_stack.append(pid)
-                block_stack.append(block)
-                el_stack.append(el)
-                text = el.text
-                if text:
-                    text = " ".join(text.split())
-                    if text:
-                        texts.append(text)
-                        path_ids.append(pid)
-                        blocks.append(block)
-                        in_link.append(link_depth > 0)
-                        owners.append(el)
+        path_ids: list[int] = []
+        block_ids: list[int] = []
+        breaks: list[bool] = []
+        # Per element met on the way up from a text node: (path id, block element id).
+        # Tag paths are interned by (parent path id, tag) so that no string is built per
+        # node; dotted names are made once per distinct path afterwards.
+        known: dict = {body: (1, 1)}
+        path_key: dict[tuple[int, object], int] = {(-1, "html"): 0, (0, "body"): 1}
+        path_parent = [-1, 0]
+        path_tag = ["html", "body"]
+        path_level = [0, 0]  # innermost h1-h3 on the path (0: none)
+        path_link = [False, False]  # the path passes through an <a>
+        n_blocks = 2
+        for node in found:
+            text = " ".join(node.split())
+            if not text:  # only non-XML whitespace such as &nbsp;
+                continue
+            el = node.getparent()
+            tail = node.is_tail
+            if tail:
+                # Text after a block element (or a <br>) starts a new line of its parent.
+                breaks.append(el.tag in BLOCK_TAGS or el.tag in _LINE_BREAKS)
+                el = el.getparent()
             else:
-                pid_stack.pop()
-                block_stack.pop()
-                el_stack.pop()
-                if tag == "a":
-                    link_depth -= 1
-                elif tag in _HEADING_TAGS and open_headings:
-                    level, first = open_headings.pop()
-                    if len(texts) > first:
-                        headings.append((level, first, len(texts)))
-                if tag in BLOCK_TAGS or tag in _LINE_BREAKS:
-                    # Text after a block child (or a <br>) starts a new line of the parent.
-                    block_stack[-1] = block_count
-                    block_count += 1
-                text = el.tail
-                if text:
-                    text = " ".join(text.split())
-                    if text:
-                        texts.append(text)
-                        path_ids.append(pid_stack[-1])
-                        blocks.append(block_stack[-1])
-                        in_link.append(link_depth > 0)
-                        owners.append(el_stack[-1])
+                breaks.append(False)
+            info = known.get(el)
+            if info is None:
+                chain = []
+                up = el
+                while info is None:
+                    chain.append(up)
+                    up = up.getparent()
+                    info = known.get(up)
+                pid, block = info
+                for up in reversed(chain):
+                    tag = up.tag
+                    key = (pid, tag)
+                    child = path_key.get(key)
+                    if child is None:
+                        child = path_key[key] = len(path_tag)
+                        path_parent.append(pid)
+                        path_tag.append(tag if isinstance(tag, str) else "#")
+                        path_level.append(_HEADING_TAGS.get(tag, path_level[pid]))
+                        path_link.append(tag == "a" or path_link[pid])
+                    pid = child
+                    if tag in BLOCK_TAGS:
+                        block = n_blocks
+                        n_blocks += 1
+                    known[up] = info = (pid, block)
+            texts.append(text)
+            owners.append(el)
+            path_ids.append(info[0])
+            block_ids.append(info[1])
 
-        # Dotted names of the distinct paths: html, html.body, html.body.div ...
         tags_of: list[tuple[str, ...]] = [()] * len(path_tag)
         for pid, (parent, tag) in enumerate(zip(path_parent, path_tag)):
             tags_of[pid] = (tags_of[parent] + (tag,)) if parent >= 0 else (tag,)
-        headings.sort(key=lambda h: h[1])
+        pids = np.array(path_ids, dtype=np.int64)
+        block_el = np.array(block_ids, dtype=np.int64)
+        # Lines: a new one where the block element changes or after a block/<br> tail.
+        new_line = np.array(breaks, dtype=bool)
+        if new_line.size:
+            new_line[1:] |= block_el[1:] != block_el[:-1]
+            new_line[0] = True
+        blocks = np.cumsum(new_line, dtype=np.int64)
+        in_a = np.array(path_link, dtype=bool)
+        level = np.array(path_level, dtype=np.int64)
         return cls(
             source=source,
             url=url,
             root=root,
             texts=texts,
-            path_ids=np.array(path_ids, dtype=np.int64),
+            path_ids=pids,
             paths=[".".join(t) for t in tags_of],
             path_tags=tags_of,
-            blocks=np.array(blocks, dtype=np.int64),
-            in_link=np.array(in_link, dtype=bool),
+            blocks=blocks,
+            in_link=in_a[pids] if pids.size else np.zeros(0, bool),
             owners=owners,
-            headings=headings,
+            headings=_heading_runs(level[pids] if pids.size else np.zeros(0, np.int64), blocks),
             html_title=html_title,
             meta_title=meta_title,
         )
@@ -302,6 +310,24 @@ class Page:
     def node_path(self, i: int) -> str:
         """Dotted tag path of text node *i*."""
         return self.paths[self.path_ids[i]]
+
+
+def _heading_runs(level: np.ndarray, blocks: np.ndarray) -> list[tuple[int, int, int]]:
+    """``(level, first, end)`` for each run of consecutive text nodes inside an ``h1``–``h3``
+    of one line (one heading element)."""
+    inside = level > 0
+    if not inside.any():
+        return []
+    start = inside.copy()
+    start[1:] &= ~inside[:-1] | (blocks[1:] != blocks[:-1]) | (level[1:] != level[:-1])
+    firsts = np.flatnonzero(start).tolist()
+    runs = []
+    for first in firsts:
+        end = first + 1
+        while end < level.size and inside[end] and not start[end]:
+            end += 1
+        runs.append((int(level[first]), first, end))
+    return runs
 
 
 def _clean(text: str | None) -> str | None:

@@ -47,13 +47,14 @@ def path_weight(distance: int | np.ndarray, lambda_: float) -> float | np.ndarra
     return float(w) if w.ndim == 0 else w
 
 
-def _path_codes(path_tags: Sequence[tuple[str, ...]]) -> list[str]:
-    """Each tag path as a string with one character per tag, so that a character-level
-    Levenshtein distance in rapidfuzz is the token-level distance over tags."""
+def _path_codes(path_tags: Sequence[tuple[str, ...]], wanted: np.ndarray) -> dict[int, str]:
+    """The tag paths *wanted* (path ids) as strings with one character per tag, so that a
+    character-level Levenshtein distance in rapidfuzz is the token-level distance over
+    tags (spec §1: insertion, deletion and substitution of a tag each cost 1)."""
     alphabet: dict[str, str] = {}
-    codes = []
-    for tags in path_tags:
-        codes.append("".join(alphabet.setdefault(t, chr(0x4E00 + len(alphabet))) for t in tags))
+    codes = {}
+    for pid in wanted.tolist():
+        codes[pid] = "".join([alphabet.setdefault(t, chr(0x4E00 + len(alphabet))) for t in path_tags[pid]])
     return codes
 
 
@@ -75,9 +76,11 @@ def adjacent_path_weights(path_ids: np.ndarray, path_tags: Sequence[tuple[str, .
     n_paths = len(path_tags)
     pairs = [np.minimum(path_ids[:-j], path_ids[j:]) * n_paths + np.maximum(path_ids[:-j], path_ids[j:]) for j in range(1, min(radius, n - 1) + 1)]
     unique, inverse = np.unique(np.concatenate(pairs), return_inverse=True)
-    codes = _path_codes(path_tags)
+    first, second = divmod(unique, n_paths)
+    codes = _path_codes(path_tags, np.union1d(first, second))
+    distance = Levenshtein.distance
     dist = np.fromiter(
-        (Levenshtein.distance(codes[a], codes[b]) if a != b else 0 for a, b in zip(*divmod(unique, n_paths))),
+        (distance(codes[a], codes[b]) if a != b else 0 for a, b in zip(first.tolist(), second.tolist())),
         dtype=np.float64,
         count=unique.size,
     )

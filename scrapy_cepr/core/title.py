@@ -6,7 +6,8 @@ How the title is picked (documented in the README too):
 2. The *candidates* are the displayed ``h1``, then ``h2``, then ``h3`` headings of the
    body, in document order (text of 2 to 300 characters).
 3. With a reference, the candidate that best matches it wins, if the match is good
-   (rapidfuzz ``partial_ratio`` ≥ 80, which ignores a site name glued to ``<title>``).
+   (rapidfuzz ``ratio`` ≥ 80 against the reference or against the reference without
+   its site name, see :func:`strip_site_name`).
    Ties go to the higher heading level, then to the earlier heading.
 4. With no matching heading, a page that has exactly one ``h1`` uses it; otherwise the
    reference is used, with a trailing or leading site name (`` | Site``, `` - Site``)
@@ -56,8 +57,9 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
     reference = page.meta_title or page.html_title
     if reference and candidates:
         best = None
+        refs = {reference.lower(), strip_site_name(reference).lower()}
         for level, first, text in candidates:
-            score = fuzz.partial_ratio(text.lower(), reference.lower())
+            score = max(fuzz.ratio(text.lower(), ref) for ref in refs)
             key = (score, -level, -first)
             if best is None or key > best[0]:
                 best = (key, text, first)

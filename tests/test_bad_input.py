@@ -1,0 +1,127 @@
+"""Input that is not a usable page: an empty Extraction or NotHTMLError, never a raw lxml
+traceback, a hang or unbounded memory."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+
+from scrapy_cepr import ExtractionError, NotHTMLError, extract
+
+ARTICLE = (
+    "<p>The city council voted on Tuesday, after a long debate, to rebuild the old bridge.</p>"
+    "<p>Work starts in spring; the budget, about 40 million, was approved by a wide margin.</p>"
+    "<p>Residents said they were relieved. \u201cIt took years,\u201d one of them said.</p>"
+)
+
+
+@pytest.mark.parametrize("html", ["", "   \n\t ", b"", b"  \r\n"])
+def test_empty_and_whitespace_give_empty_extraction(html):
+    result = extract(html)
+    assert result.title is None
+    assert result.body == ""
+    assert result.empty
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n", "PDF"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "PNG"),
+        (b'{"title": "Not a page", "body": "<p>x</p>"}', "JSON"),
+        ('[1, 2, 3]', "JSON"),
+        (b"just some plain text without any markup at all", "markup"),
+    ],
+)
+def test_non_html_raises_one_documented_error(data, reason):
+    with pytest.raises(NotHTMLError, match=reason) as info:
+        extract(data)
+    assert isinstance(info.value, ExtractionError)
+    assert "\n" not in str(info.value)  # one line, fit for an item field or a CLI error
+
+
+def test_page_without_body_text():
+    result = extract("<html><head><title>Only a title</title></head><body><div><img src=x></div></body></html>")
+    assert result.body == ""
+    assert result.title == "Only a title"  # from the head: no displayed heading
+    assert result.nodes is None
+
+
+def test_script_only_page_is_empty():
+    result = extract("<html><body><script>var a = 'lots, of. text;';</script><style>p{}</style></body></html>")
+    assert result.body == ""
+
+
+def test_five_thousand_levels_of_nesting():
+    html = "<html><body>" + "<div>" * 5000 + ARTICLE + "</div>" * 5000 + "</body></html>"
+    start = time.perf_counter()
+    result = extract(html)
+    assert time.perf_counter() - start < 10
+    # libxml2 caps the tree at 256 levels (huge_tree stays off): the text is still found.
+    assert "rebuild the old bridge" in result.body or result.body == ""
+    assert isinstance(result.body, str)
+
+
+def test_twenty_megabyte_page_is_bounded():
+    para = "<div class=item><p>Paragraph {i}, with some words; and more words, here.</p><a href=#>link {i}</a></div>\n"
+    chunks = [ARTICLE]
+    size = 0
+    i = 0
+    while size < 20_000_000:
+        chunk = para.format(i=i)
+        chunks.append(chunk)
+        size += len(chunk)
+        i += 1
+    html = "<html><body>" + "".join(chunks) + "</body></html>"
+    start = time.perf_counter()
+    result = extract(html)
+    assert time.perf_counter() - start < 120  # linear: about 1 s per MB here
+    assert "Paragraph 0," in result.body
+    # Memory is linear in the input too: measured on a 1/10 page, the Python-side peak
+    # stays within a small multiple of its size.
+    small = html[: len(html) // 10] + "</body></html>"
+    tracemalloc.start()
+    extract(small)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 40 * len(small)
+
+
+def test_gbk_bytes_with_meta_charset():
+    page = (
+        '<html><head><meta charset="gbk"><title>新闻</title></head><body>'
+        "<h1>城市新桥开工</h1><div><p>市议会周二投票，经过长时间的辩论，决定重建旧桥。</p>"
+        "<p>工程将于春季开始；预算约为四千万元，以多数票通过，工期两年。</p>"
+        "<p>居民表示，他们终于松了一口气。</p></div><div><a href=/>首页</a></div></body></html>"
+    ).encode("gbk")
+    result = extract(page)
+    assert result.title == "城市新桥开工"
+    assert "决定重建旧桥" in result.body or "预算约为四千万元" in result.body
+
+
+def test_http_encoding_overrides_meta():
+    page = '<html><head><meta charset="utf-8"></head><body><h1>Café</h1></body></html>'.encode("cp1252")
+    assert extract(page, encoding="cp1252").title == "Café"
+
+
+def test_invalid_utf8_is_replaced_not_raised():
+    page = b"<html><head><meta charset=utf-8></head><body><h1>Bad \xff\xfe bytes</h1>" + ARTICLE.encode() + b"</body></html>"
+    result = extract(page)
+    assert result.title == "Bad \ufffd\ufffd bytes"
+
+
+def test_nul_characters_inside_a_page():
+    html = "<html><body><h1>Head\x00line</h1>" + ARTICLE + "</body></html>"
+    assert extract(html).title == "Headline"
+
+
+def test_xml_declaration_in_str_input():
+    html = '<?xml version="1.0" encoding="utf-8"?><html><body><h1>Title here</h1>' + ARTICLE + "</body></html>"
+    assert extract(html).title == "Title here"
+
+
+def test_wrong_type_raises_type_error():
+    with pytest.raises(TypeError, match="str or bytes"):
+        extract(12345)  # type: ignore[arg-type]
