@@ -11,7 +11,6 @@ from urllib.parse import urlparse
 import scrapy
 from scrapy.http import HtmlResponse, Response
 from scrapy.linkextractors import LinkExtractor
-from scrapy.utils.url import url_is_from_any_domain
 from w3lib.url import file_uri_to_path
 
 logger = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ class NewsSpider(scrapy.Spider):
         for url in urls:
             parts = urlparse(url)
             if parts.scheme in ("http", "https") and parts.hostname:
-                domains.append(parts.hostname)
+                domains.append(parts.hostname.lower())
             elif parts.scheme == "file":
                 file_roots.append(Path(file_uri_to_path(url)).parent)
             else:
@@ -99,7 +98,8 @@ class NewsSpider(scrapy.Spider):
     def _same_site(self, url: str) -> bool:
         parts = urlparse(url)
         if parts.scheme in ("http", "https"):
-            return url_is_from_any_domain(url, self._domains)
+            host = (parts.hostname or "").lower()
+            return any(host == d or host.endswith("." + d) for d in self._domains)
         if parts.scheme == "file":
             path = Path(file_uri_to_path(url))
             return any(path.is_relative_to(root) for root in self._file_roots)
