@@ -42,7 +42,7 @@ BLOCK_TAGS = frozenset(
     "nav ol p pre section summary table tbody td tfoot th thead tr ul".split()
 )
 _HEADING_TAGS = {"h1": 1, "h2": 2, "h3": 3}
-_LINE_BREAKS = frozenset(("br", "hr"))
+_BREAKING_TAGS = BLOCK_TAGS | {"br"}
 
 # Leading bytes of common binary formats: PDF, PNG, GIF, JPEG, ZIP/Office, gzip, WebP/WAV,
 # Ogg, MP3, MP4/ftyp is too loose to sniff this way.
@@ -205,11 +205,17 @@ class Page:
         # smart string whose getparent() is its element (for a tail: the element it
         # follows, whose parent owns it).
         found = body.xpath(".//text()[normalize-space()]")
-        texts: list[str] = []
-        owners: list = []
-        path_ids: list[int] = []
-        block_ids: list[int] = []
-        breaks: list[bool] = []
+        texts = [" ".join(node.split()) for node in found]
+        if "" in texts:  # nodes of non-XML whitespace only, such as &nbsp;
+            found = [node for node, text in zip(found, texts) if text]
+            texts = [text for text in texts if text]
+        parents = [node.getparent() for node in found]
+        tails = [node.is_tail for node in found]
+        # A tail is owned by the parent of the element it follows; text after a block
+        # element (or a <br>) starts a new line of that parent.
+        owners = [el.getparent() if tail else el for el, tail in zip(parents, tails)]
+        breaks = [tail and el.tag in _BREAKING_TAGS for el, tail in zip(parents, tails)]
+
         # Per element met on the way up from a text node: (path id, block element id).
         # Tag paths are interned by (parent path id, tag) so that no string is built per
         # node; dotted names are made once per distinct path afterwards.
@@ -220,22 +226,14 @@ class Page:
         path_level = [0, 0]  # innermost h1-h3 on the path (0: none)
         path_link = [False, False]  # the path passes through an <a>
         n_blocks = 2
-        for node in found:
-            text = " ".join(node.split())
-            if not text:  # only non-XML whitespace such as &nbsp;
-                continue
-            el = node.getparent()
-            tail = node.is_tail
-            if tail:
-                # Text after a block element (or a <br>) starts a new line of its parent.
-                breaks.append(el.tag in BLOCK_TAGS or el.tag in _LINE_BREAKS)
-                el = el.getparent()
-            else:
-                breaks.append(False)
+        path_ids: list[int] = []
+        block_ids: list[int] = []
+        for el in owners:
             info = known.get(el)
             if info is None:
-                chain = []
-                up = el
+                chain = [el]
+                up = el.getparent()
+                info = known.get(up)
                 while info is None:
                     chain.append(up)
                     up = up.getparent()
@@ -256,8 +254,6 @@ class Page:
                         block = n_blocks
                         n_blocks += 1
                     known[up] = info = (pid, block)
-            texts.append(text)
-            owners.append(el)
             path_ids.append(info[0])
             block_ids.append(info[1])
 
