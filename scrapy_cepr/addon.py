@@ -1,0 +1,45 @@
+"""The Scrapy add-on: ``ADDONS = {"scrapy_cepr.Addon": 0}`` enables scrapy-cepr.
+
+It adds :class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware` to
+``SPIDER_MIDDLEWARES`` and :class:`~scrapy_cepr.pipelines.CEPRPipeline` to
+``ITEM_PIPELINES`` (Scrapy add-on API, ``update_settings(settings)``), unless the project
+already lists them, in which case its priorities are kept. Everything else is read from
+the ``CEPR_*`` settings (see :data:`scrapy_cepr.settings.SETTINGS_DOC`), validated when
+the crawl starts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .middlewares import CEPRSpiderMiddleware
+from .pipelines import CEPRPipeline
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["Addon", "MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITY"]
+
+#: Order of the spider middleware. Low numbers are close to the engine, so the
+#: middleware sees each item last on its way out of the spider: later replacements of
+#: the item by other middlewares cannot separate it from its page.
+MIDDLEWARE_PRIORITY = 10
+
+#: Order of the pipeline: before typical storage pipelines (which use 400–900).
+PIPELINE_PRIORITY = 300
+
+
+class Addon:
+    """Enable the scrapy-cepr spider middleware and pipeline.
+
+    >>> from scrapy.settings import Settings
+    >>> settings = Settings()
+    >>> Addon().update_settings(settings)
+    >>> settings.getdict("ITEM_PIPELINES")[CEPRPipeline]
+    300
+    """
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        """Add the components to *settings* (kept if already present)."""
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CEPRSpiderMiddleware, MIDDLEWARE_PRIORITY)
+        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", CEPRPipeline, PIPELINE_PRIORITY)

@@ -1,0 +1,212 @@
+"""The spider middleware that hands each item its page: :class:`CEPRSpiderMiddleware`.
+
+Spiders only yield items such as ``{"url": response.url}``; this middleware attaches to
+every item produced from a response what the pipeline needs to clean it:
+
+* from an HTML response (:class:`scrapy.http.HtmlResponse`: ``text/html``,
+  ``application/xhtml+xml``, or sniffed as HTML), the decoded text (``response.text``)
+  and the URL;
+* from any other response (PDF, image, JSON …) or a page larger than
+  ``CEPR_MAX_HTML_BYTES``, a *skip* marker with the reason, so the item is still
+  exported, with ``cepr_error`` saying why it was not cleaned.
+
+How the HTML travels (:class:`PageRef`):
+
+1. **in the item**, in the field ``CEPR_HTML_FIELD`` (default ``"html"``), when the item
+   accepts it: any dict, or a ``scrapy.Item`` / dataclass / attrs class that declares the
+   field. The URL goes to ``CEPR_URL_FIELD`` when that field is empty. A copy of the item
+   made by another component keeps its page. The pipeline removes the field after
+   extraction unless ``CEPR_KEEP_HTML=True``;
+2. **in a side channel** (:class:`PageStore`, owned by the pipeline) otherwise: item
+   classes without the HTML field, frozen dataclasses, and skip markers. It is keyed by
+   the item object itself (its ``id``, with a reference held so the id stays unique),
+   emptied by the pipeline, cleaned on the ``item_dropped`` / ``item_error`` signals, and
+   bounded by ``CEPR_MAX_PENDING_PAGES`` (the oldest entry is dropped with a warning).
+   An item that a component *replaces* by a new object before ``CEPRPipeline`` loses its
+   page (counted ``cepr/skipped/no_html``); declare the HTML field to avoid that.
+
+An item whose spider already filled the HTML field is left as it is. Requests and
+items from ``start()`` (no response) pass through untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Response
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+
+from .settings import CEPRConfig
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["CEPRSpiderMiddleware", "PageRef", "PageStore", "page_ref"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PageRef:
+    """What the pipeline gets for one item.
+
+    * ``url``: the response URL;
+    * ``html``: the decoded page (``str``; ``bytes`` accepted), or None when skipped;
+    * ``skip``: None, or the stat suffix of the skip reason (``"non_html"``,
+      ``"too_large"``), counted as ``cepr/skipped/<skip>``;
+    * ``reason``: the message written to ``cepr_error`` for a skipped page.
+    """
+
+    url: str | None
+    html: str | bytes | None = None
+    skip: str | None = None
+    reason: str | None = None
+
+
+def page_ref(response: Response, max_html_bytes: int = 0) -> PageRef:
+    """The :class:`PageRef` of *response*: its text when it is an HTML response no
+    larger than *max_html_bytes* (0 = no limit), else a skip marker.
+
+    >>> from scrapy.http import HtmlResponse, Response
+    >>> page_ref(HtmlResponse("http://a.example/", body=b"<p>Hi</p>")).html
+    '<p>Hi</p>'
+    >>> page_ref(Response("http://a.example/f.pdf", headers={"Content-Type": "application/pdf"})).reason
+    'skipped: non-HTML response (application/pdf)'
+    >>> page_ref(HtmlResponse("http://a.example/", body=b"<p>Hi</p>"), max_html_bytes=4).skip
+    'too_large'
+    """
+    url = response.url
+    if not isinstance(response, HtmlResponse):
+        ctype = response.headers.get(b"Content-Type")
+        label = ctype.decode("latin-1").split(";")[0].strip() if ctype else f"no Content-Type, {type(response).__name__}"
+        return PageRef(url, None, "non_html", f"skipped: non-HTML response ({label})")
+    size = len(response.body)
+    if max_html_bytes and size > max_html_bytes:
+        return PageRef(url, None, "too_large",
+                       f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={max_html_bytes})")
+    return PageRef(url, response.text)
+
+
+class PageStore:
+    """The bounded side channel from the middleware to the pipeline: item object ->
+    :class:`PageRef`, for items that cannot carry the HTML field.
+
+    :param max_size: entries kept at most (``CEPR_MAX_PENDING_PAGES``); beyond it the
+        oldest entry is dropped with a warning (its item is then counted
+        ``cepr/skipped/no_html``).
+
+    >>> store = PageStore(1)
+    >>> a, b = object(), object()
+    >>> store.put(a, PageRef("http://a.example/", "<p>a</p>"))
+    >>> store.put(b, PageRef("http://b.example/", "<p>b</p>"))  # evicts a
+    >>> store.pop(a) is None, store.pop(b).url, len(store)
+    (True, 'http://b.example/', 0)
+    """
+
+    def __init__(self, max_size: int = 1000) -> None:
+        if max_size < 1:
+            raise ValueError(f"max_size must be an int >= 1, got {max_size!r}")
+        self.max_size = max_size
+        self.evicted = 0
+        self._pages: OrderedDict[int, tuple[Any, PageRef]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+    def put(self, item: Any, ref: PageRef) -> None:
+        """Remember *ref* for *item* (replacing an older entry of the same item)."""
+        key = id(item)
+        self._pages[key] = (item, ref)
+        self._pages.move_to_end(key)
+        while len(self._pages) > self.max_size:
+            _, (_, old) = self._pages.popitem(last=False)
+            self.evicted += 1
+            logger.warning("Dropped the page of %s from the CEPR side channel (CEPR_MAX_PENDING_PAGES=%d "
+                           "reached; are items dropped or replaced before CEPRPipeline?)", old.url, self.max_size)
+
+    def pop(self, item: Any) -> PageRef | None:
+        """Remove and return the :class:`PageRef` of *item*, or None."""
+        entry = self._pages.get(id(item))
+        if entry is None or entry[0] is not item:
+            return None
+        del self._pages[id(item)]
+        return entry[1]
+
+    def discard(self, item: Any) -> None:
+        """Forget *item* (signal handler of ``item_dropped`` and ``item_error``)."""
+        self.pop(item)
+
+
+class CEPRSpiderMiddleware(BaseSpiderMiddleware):
+    """Attach each scraped item's page (HTML text and URL, or a skip reason) for
+    :class:`scrapy_cepr.pipelines.CEPRPipeline` (see the module docstring).
+
+    Built on :class:`scrapy.spidermiddlewares.base.BaseSpiderMiddleware` (Scrapy 2.13+),
+    so it has both the synchronous and the asynchronous ``process_spider_output`` and
+    works with sync and async callbacks alike.
+
+    :raises ValueError: (at start-up) a bad ``CEPR_*`` setting.
+    :raises NotConfigured: ``CEPR_ENABLED=False``.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.config = CEPRConfig.from_settings(crawler.settings)
+        if not self.config.enabled:
+            raise NotConfigured("CEPR_ENABLED is False")
+        #: The side channel; found on the pipeline at first use (or set directly).
+        self.pages: PageStore | None = None
+        self._missing_pipeline_logged = False
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any:
+        """Attach *response*'s page to *item* (in place) and return it."""
+        if response is None or not ItemAdapter.is_item(item):
+            return item
+        c = self.config
+        adapter = ItemAdapter(item)
+        if adapter.get(c.html_field) is not None:  # the spider attached its own HTML
+            return item
+        ref = page_ref(response, c.max_html_bytes)
+        _fill(adapter, c.url_field, ref.url)
+        if ref.html is not None and _try_set(adapter, c.html_field, ref.html):
+            return item
+        store = self._store()
+        if store is not None:
+            store.put(item, ref)
+        return item
+
+    def _store(self) -> PageStore | None:
+        if self.pages is None:
+            from .pipelines import CEPRPipeline
+
+            pipeline = self.crawler.get_item_pipeline(CEPRPipeline) if self.crawler.engine else None
+            if pipeline is None:
+                if not self._missing_pipeline_logged:
+                    self._missing_pipeline_logged = True
+                    logger.error("CEPRSpiderMiddleware needs scrapy_cepr.pipelines.CEPRPipeline in "
+                                 "ITEM_PIPELINES (enable both with ADDONS = {'scrapy_cepr.Addon': 0}); "
+                                 "items that cannot carry the %r field will not be cleaned", self.config.html_field)
+                return None
+            self.pages = pipeline.pages
+        return self.pages
+
+
+def _try_set(adapter: ItemAdapter, field: str, value: Any) -> bool:
+    """Set *field* if the item accepts it (False for an undeclared field of a
+    ``scrapy.Item``/dataclass/attrs class, or a frozen item)."""
+    try:
+        adapter[field] = value
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _fill(adapter: ItemAdapter, field: str, value: Any) -> None:
+    """Set *field* to *value* when the item accepts it and it is empty."""
+    if value is not None and not adapter.get(field):
+        _try_set(adapter, field, value)

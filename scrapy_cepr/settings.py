@@ -1,0 +1,297 @@
+"""The ``CEPR_*`` Scrapy settings, read and validated once: :class:`CEPRConfig`.
+
+Every value is checked when the crawl starts (when the pipeline and the spider
+middleware are built): a bad value raises :class:`ValueError` naming the setting and the
+value, so a typo never turns into a silently disabled extension. ``CEPR_ENABLED=False``
+is the only way to switch the extension off (:class:`scrapy.exceptions.NotConfigured`).
+
+Method parameters are mapped generically: each parameter ``p`` of the chosen method
+(:meth:`scrapy_cepr.methods.Method.param_names`) is read from the setting
+``"CEPR_" + p.upper().strip("_")`` (``alpha`` -> ``CEPR_ALPHA``, ``lambda_`` ->
+``CEPR_LAMBDA``). String values (``scrapy crawl -s CEPR_ALPHA=0.9``) are converted to the
+parameter's type. A ``CEPR_*`` setting that is neither a general setting nor a parameter
+of the chosen method is refused (it is a typo, or belongs to another method).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import multiprocessing
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .methods import METHOD_NAMES, get_method
+
+__all__ = [
+    "CEPRConfig",
+    "EXECUTORS",
+    "SETTINGS_DOC",
+    "START_METHODS",
+    "method_settings",
+    "param_setting_name",
+    "settings_table",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Accepted values of ``CEPR_EXECUTOR`` (see :mod:`scrapy_cepr.executors`).
+EXECUTORS: tuple[str, ...] = ("inline", "thread", "process")
+
+#: Accepted values of ``CEPR_START_METHOD``: how process workers are started. ``fork``
+#: is refused: forking the crawler (a running reactor, threads, open sockets) is unsafe.
+START_METHODS: tuple[str, ...] = tuple(m for m in ("spawn", "forkserver") if m in multiprocessing.get_all_start_methods())
+
+_PREFIX = "CEPR_"
+
+#: ``(setting, default, description)`` of every general setting, in README order. The
+#: method parameters are listed by :func:`method_settings`.
+SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
+    ("CEPR_ENABLED", "True", "Switch the extension off with False (the pipeline and middleware raise NotConfigured)."),
+    ("CEPR_METHOD", '"setpr"', "Extraction method: " + ", ".join(METHOD_NAMES) + "."),
+    ("CEPR_ALPHA", "None", "CEPR threshold factor α of τ = α·σ(H'); None = the paper's value (TPR 1.7, ETPR 0.7, SETPR 0.8)."),
+    ("CEPR_LAMBDA", "1.0", "CEPR-SETPR λ ≥ 0 of the tag-path weight 1/dist^λ."),
+    ("CEPR_RADIUS", "1", "CEPR-SETPR smoothing window radius r ≥ 0 (window 2r+1 text nodes)."),
+    ("CEPR_EDGES", '"keep"', 'CEPR-SETPR: "keep" leaves the first/last r nodes unsmoothed (authors\' code), "pad" pads with zeros.'),
+    ("CEPR_HTML_FIELD", '"html"', "Item field that carries the page's HTML from the spider middleware to the pipeline."),
+    ("CEPR_URL_FIELD", '"url"', "Item field holding the page URL (filled from the response when empty; used in warnings)."),
+    ("CEPR_TITLE_FIELD", '"title"', "Output field for the extracted title (None when no title was found)."),
+    ("CEPR_BODY_FIELD", '"body"', "Output field for the extracted main content (plain text, one block per line)."),
+    ("CEPR_ERROR_FIELD", '"cepr_error"', "Output field set when a page was skipped, failed, timed out or had no main content."),
+    ("CEPR_KEEP_HTML", "False", "Keep the raw HTML in the exported item (in CEPR_HTML_FIELD) instead of removing it."),
+    ("CEPR_EXECUTOR", '"process"', '"inline" (in the reactor thread), "thread" (thread pool) or "process" (process pool).'),
+    ("CEPR_MAX_WORKERS", "os.cpu_count()", "Workers of the thread/process pool, and pages extracted at once (≥ 1)."),
+    ("CEPR_START_METHOD", '"spawn"', 'How process workers start: "spawn" or "forkserver" (never "fork").'),
+    ("CEPR_TIMEOUT", "30.0", "Seconds one page may take in a thread/process worker before it is abandoned and recorded (> 0)."),
+    ("CEPR_MAX_HTML_BYTES", "10000000", "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit."),
+    ("CEPR_MAX_PENDING_PAGES", "1000", "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD."),
+)
+
+_GENERAL = tuple(name for name, _, _ in SETTINGS_DOC if name not in ("CEPR_ALPHA", "CEPR_LAMBDA", "CEPR_RADIUS", "CEPR_EDGES"))
+
+
+def param_setting_name(param: str) -> str:
+    """The Scrapy setting of a method parameter.
+
+    >>> param_setting_name("lambda_")
+    'CEPR_LAMBDA'
+    >>> param_setting_name("alpha")
+    'CEPR_ALPHA'
+    """
+    return _PREFIX + param.upper().strip("_")
+
+
+def method_settings(method: str) -> list[tuple[str, str, str]]:
+    """``(setting, default, type)`` of every parameter of *method*, from its parameters
+    dataclass (the README's per-method table).
+
+    :raises ValueError: unknown *method*.
+
+    >>> method_settings("setpr")[:2]
+    [('CEPR_ALPHA', 'None', 'float | None'), ('CEPR_LAMBDA', '1.0', 'float')]
+    """
+    spec = get_method(method)
+    return [(param_setting_name(f.name), repr(f.default), str(f.type)) for f in fields(spec.params_cls)]
+
+
+def settings_table() -> str:
+    """:data:`SETTINGS_DOC` as a Markdown table (setting, default, description)."""
+    rows = ["| Setting | Default | Description |", "|---|---|---|"]
+    rows += [f"| `{name}` | `{default}` | {desc} |" for name, default, desc in SETTINGS_DOC]
+    return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class CEPRConfig:
+    """The validated ``CEPR_*`` settings of one crawl (see :data:`SETTINGS_DOC`).
+
+    Build it with :meth:`from_settings`; the constructor itself also validates, so a
+    config made by hand is checked the same way.
+
+    :param params: the method parameters that were set, as ``(name, value)`` pairs
+        (unset ones take the method's defaults, e.g. the paper's α).
+    :raises ValueError: naming the setting and the bad value.
+    """
+
+    enabled: bool = True
+    method: str = "setpr"
+    params: tuple[tuple[str, Any], ...] = ()
+    html_field: str = "html"
+    url_field: str = "url"
+    title_field: str = "title"
+    body_field: str = "body"
+    error_field: str = "cepr_error"
+    keep_html: bool = False
+    executor: str = "process"
+    max_workers: int = 1
+    start_method: str = "spawn"
+    timeout: float = 30.0
+    max_html_bytes: int = 10_000_000
+    max_pending_pages: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.method not in METHOD_NAMES:
+            raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {self.method!r}")
+        _validate_params(self.method, dict(self.params))
+        names = {}
+        for attr in ("html_field", "url_field", "title_field", "body_field", "error_field"):
+            setting = _PREFIX + attr.upper()
+            value = getattr(self, attr)
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"{setting} must be a non-empty field name; got {value!r}")
+            if value in names:
+                raise ValueError(f"{setting} and {names[value]} must differ; both are {value!r}")
+            names[value] = setting
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"CEPR_EXECUTOR must be one of {', '.join(EXECUTORS)}; got {self.executor!r}")
+        if self.start_method not in START_METHODS:
+            raise ValueError(f"CEPR_START_METHOD must be one of {', '.join(START_METHODS)}; got {self.start_method!r}")
+        _check_int("CEPR_MAX_WORKERS", self.max_workers, 1)
+        _check_int("CEPR_MAX_HTML_BYTES", self.max_html_bytes, 0)
+        _check_int("CEPR_MAX_PENDING_PAGES", self.max_pending_pages, 1)
+        t = self.timeout
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+            raise ValueError(f"CEPR_TIMEOUT must be a number of seconds > 0; got {t!r}")
+        for attr in ("enabled", "keep_html"):
+            if not isinstance(getattr(self, attr), bool):
+                raise ValueError(f"{_PREFIX + attr.upper()} must be True or False; got {getattr(self, attr)!r}")
+
+    @property
+    def params_dict(self) -> dict[str, Any]:
+        """The set method parameters as keyword arguments of :func:`scrapy_cepr.extract`."""
+        return dict(self.params)
+
+    @property
+    def output_fields(self) -> tuple[str, str, str]:
+        """``(title_field, body_field, error_field)``: the fields the pipeline writes."""
+        return (self.title_field, self.body_field, self.error_field)
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> CEPRConfig:
+        """Read and validate the ``CEPR_*`` settings of a :class:`scrapy.settings.Settings`
+        (a plain dict works too). Values given as strings on the command line
+        (``-s CEPR_MAX_WORKERS=4``) are converted.
+
+        :raises ValueError: naming the setting and the value: unknown method, a method
+            parameter out of range, an unknown ``CEPR_*`` setting, a bad executor,
+            worker count, timeout, size or field name.
+
+        >>> CEPRConfig.from_settings({"CEPR_ALPHA": "0.9", "CEPR_EXECUTOR": "thread"}).params
+        (('alpha', 0.9),)
+        >>> CEPRConfig.from_settings({"CEPR_ALPHA": -1})
+        Traceback (most recent call last):
+        ...
+        ValueError: CEPR_ALPHA=-1 is invalid: alpha must be a float >= 0, got -1
+        """
+        get = settings.get
+        method = get("CEPR_METHOD", "setpr")
+        if method not in METHOD_NAMES:
+            raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {method!r}")
+        spec = get_method(method)
+        param_fields = {f.name: f for f in fields(spec.params_cls)}
+        by_setting = {param_setting_name(p): p for p in param_fields}
+        known = set(_GENERAL) | set(by_setting)
+        for name in list(settings):
+            if isinstance(name, str) and name.startswith(_PREFIX) and name not in known:
+                raise ValueError(
+                    f"unknown setting {name} for CEPR_METHOD={method!r}; known: {', '.join(sorted(known))}"
+                )
+        params = []
+        for setting, p in by_setting.items():
+            value = get(setting)
+            if value is None:
+                continue
+            value = _coerce(setting, value, str(param_fields[p].type))
+            params.append((p, value))
+        cpu = os.cpu_count() or 1
+        default_start = "spawn" if "spawn" in START_METHODS else START_METHODS[0]
+        return cls(
+            enabled=_bool("CEPR_ENABLED", get("CEPR_ENABLED", True)),
+            method=method,
+            params=tuple(params),
+            html_field=get("CEPR_HTML_FIELD", "html"),
+            url_field=get("CEPR_URL_FIELD", "url"),
+            title_field=get("CEPR_TITLE_FIELD", "title"),
+            body_field=get("CEPR_BODY_FIELD", "body"),
+            error_field=get("CEPR_ERROR_FIELD", "cepr_error"),
+            keep_html=_bool("CEPR_KEEP_HTML", get("CEPR_KEEP_HTML", False)),
+            executor=get("CEPR_EXECUTOR", "process"),
+            max_workers=_int("CEPR_MAX_WORKERS", get("CEPR_MAX_WORKERS", cpu)),
+            start_method=get("CEPR_START_METHOD", default_start),
+            timeout=_float("CEPR_TIMEOUT", get("CEPR_TIMEOUT", 30.0)),
+            max_html_bytes=_int("CEPR_MAX_HTML_BYTES", get("CEPR_MAX_HTML_BYTES", 10_000_000)),
+            max_pending_pages=_int("CEPR_MAX_PENDING_PAGES", get("CEPR_MAX_PENDING_PAGES", 1000)),
+        )
+
+
+def _validate_params(method: str, params: dict[str, Any]) -> None:
+    """Build the method's parameters; re-raise a ValueError naming the setting."""
+    spec = get_method(method)
+    for p, value in params.items():  # one at a time, to name the culprit
+        try:
+            spec.make_params(**{p: value})
+        except ValueError as exc:
+            raise ValueError(f"{param_setting_name(p)}={value!r} is invalid: {exc}") from None
+    try:
+        spec.make_params(**params)
+    except ValueError as exc:
+        names = ", ".join(param_setting_name(p) for p in params)
+        raise ValueError(f"the settings {names} are invalid together: {exc}") from None
+
+
+def _coerce(setting: str, value: Any, annotation: str) -> Any:
+    """Convert a string *value* (from ``-s NAME=value``) to the parameter's type named by
+    its *annotation* (e.g. ``"float | None"``); other values pass unchanged, and are
+    checked by the method's parameters class."""
+    if not isinstance(value, str):
+        return value
+    kinds = set(re.findall(r"[A-Za-z_]+", annotation))
+    text = value.strip()
+    if "None" in kinds and text.lower() in ("", "none", "null"):
+        return None
+    try:
+        if "bool" in kinds:
+            return _bool(setting, text)
+        if "int" in kinds and "float" not in kinds:
+            return int(text)
+        if "float" in kinds:
+            return float(text)
+    except ValueError:
+        raise ValueError(f"{setting} must be a {annotation}; got {value!r}") from None
+    return value
+
+
+def _bool(setting: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
+        return value.strip().lower() in ("true", "1", "yes", "on")
+    raise ValueError(f"{setting} must be True or False; got {value!r}")
+
+
+def _int(setting: str, value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise ValueError(f"{setting} must be an integer; got {value!r}") from None
+    return value
+
+
+def _float(setting: str, value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            raise ValueError(f"{setting} must be a number; got {value!r}") from None
+    return value
+
+
+def _check_int(setting: str, value: Any, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{setting} must be an integer >= {low}; got {value!r}")
