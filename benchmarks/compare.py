@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Side-by-side comparison on the article-extraction-benchmark corpus (181 pages):
+quality (the benchmark's shingle P/R/F1, spec §6) and speed (median ms per page) of
+
+* ``parse``: ``lxml.html.fromstring(html)`` alone, the speed floor (no output, no F1);
+* each of our methods (:data:`scrapy_cepr.METHOD_NAMES`), end to end from the HTML
+  ``str`` to an :class:`~scrapy_cepr.Extraction`;
+* ``trafilatura``: ``trafilatura.extract(html)``;
+* ``readability``: readability-lxml ``Document(html).summary()``, then its text;
+* ``justext``: ``justext.justext(html, stoplist("English"))``, non-boilerplate
+  paragraphs joined by newlines;
+* ``fulltext``: the whole page's text, the quality floor (``html_text.extract_text`` when
+  html-text is installed, else lxml ``text_content()`` of ``<body>``).
+
+Every page is decoded to ``str`` once, before any timing (w3lib, as
+:func:`scrapy_cepr.extract` does). The extractors are interleaved per page, in an order
+rotated from page to page, after a warm-up on the first pages, so that a noisy machine
+slows all of them alike. An extractor that is not installed (or one of our methods that
+cannot be imported) is skipped with a note.
+
+Usage::
+
+    python benchmarks/compare.py [--corpus DIR] [--methods a,b,…] [--json FILE] [--chart PNG]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import lxml.html
+
+from scrapy_cepr import METHOD_NAMES, extract, get_method
+from scrapy_cepr.core.page import decode_html
+from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus
+
+logger = logging.getLogger("compare")
+
+Extractor = Callable[[str], str]
+OURS = set(METHOD_NAMES)
+
+
+def _html_to_text() -> tuple[Callable[[str], str], str]:
+    """A function HTML str -> plain text with blocks on separate lines, and its name."""
+    try:
+        import html_text
+    except ImportError:
+
+        def body_text(html: str) -> str:
+            root = lxml.html.fromstring(html)
+            body = root.find(".//body")
+            return (body if body is not None else root).text_content()
+
+        return body_text, "lxml text_content of <body>"
+    return html_text.extract_text, "html-text"
+
+
+def build_extractors(names: list[str] | None) -> tuple[dict[str, Extractor | None], list[str]]:
+    """``{name: function}`` in report order (``parse`` maps to None: timed, not scored) and
+    the notes on skipped extractors."""
+    notes: list[str] = []
+    out: dict[str, Extractor | None] = {"parse": None}
+    for name in METHOD_NAMES:
+        try:
+            get_method(name)
+        except ImportError as exc:
+            notes.append(f"{name}: skipped, cannot be imported ({exc})")
+            continue
+        out[name] = lambda html, _m=name: extract(html, method=_m).body
+    to_text, to_text_name = _html_to_text()
+    try:
+        import trafilatura
+
+        out["trafilatura"] = lambda html: trafilatura.extract(html) or ""
+    except ImportError:
+        notes.append("trafilatura: skipped, not installed (pip install trafilatura)")
+    try:
+        from readability import Document
+
+        out["readability"] = lambda html: to_text(Document(html).summary())
+    except ImportError:
+        notes.append("readability: skipped, not installed (pip install readability-lxml)")
+    try:
+        import justext
+
+        stoplist = justext.get_stoplist("English")
+
+        def run_justext(html: str) -> str:
+            paragraphs = justext.justext(html, stoplist)
+            return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+        out["justext"] = run_justext
+    except ImportError:
+        notes.append("justext: skipped, not installed (pip install justext)")
+    out["fulltext"] = to_text
+    notes.append(f"fulltext: {to_text_name}")
+    if names:
+        unknown = [n for n in names if n not in out and n not in OURS | {"trafilatura", "readability", "justext"}]
+        if unknown:
+            raise SystemExit(f"compare.py: error: unknown method {unknown[0]!r}; known: {', '.join(out)}")
+        out = {k: v for k, v in out.items() if k in names or k == "parse"}
+    return out, notes
+
+
+def run(corpus: Path, extractors: dict[str, Extractor | None], warmup: int = 5) -> dict[str, dict[str, Any]]:
+    """Time and score every extractor on every page; returns per-name results."""
+    pages = []
+    for sample in load_corpus(corpus):
+        html = sample.html if isinstance(sample.html, str) else decode_html(sample.html)
+        pages.append((sample.id, html, sample.gold_body))
+    names = list(extractors)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    counts: dict[str, list] = {n: [] for n in names if extractors[n] is not None}
+    failures: dict[str, int] = {n: 0 for n in names}
+
+    def call(name: str, html: str) -> str:
+        fn = extractors[name]
+        if fn is None:
+            lxml.html.fromstring(html)
+            return ""
+        return fn(html)
+
+    for _, html, _ in pages[:warmup]:
+        for name in names:
+            try:
+                call(name, html)
+            except Exception:  # noqa: BLE001 - a failing extractor is scored as empty below
+                pass
+    for i, (pid, html, gold) in enumerate(pages):
+        gc.collect()
+        order = names[i % len(names):] + names[: i % len(names)]
+        for name in order:
+            start = time.perf_counter()
+            try:
+                text = call(name, html)
+            except Exception as exc:  # noqa: BLE001
+                text = ""
+                failures[name] += 1
+                logger.info("%s failed on %s: %s", name, pid, exc)
+            times[name].append((time.perf_counter() - start) * 1000.0)
+            if name in counts:
+                counts[name].append(benchmark_counts(text, gold))
+        if sys.stderr.isatty():
+            print(f"\r{i + 1}/{len(pages)} pages", end="", file=sys.stderr)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    parse_ms = statistics.median(times["parse"])
+    results: dict[str, dict[str, Any]] = {}
+    for name in names:
+        med = statistics.median(times[name])
+        row: dict[str, Any] = {
+            "median_ms": med,
+            "mean_ms": statistics.fmean(times[name]),
+            "x_parse": med / parse_ms,
+            "failures": failures[name],
+            "ours": name in OURS,
+        }
+        if name in counts:
+            s = benchmark_summary(counts[name])
+            row.update(f1=s["f1"], precision=s["precision"], recall=s["recall"], accuracy=s["accuracy"])
+        results[name] = row
+    return results
+
+
+def markdown(results: dict[str, dict[str, Any]]) -> str:
+    """The results as a markdown table, sorted by F1 (the parse row first)."""
+    lines = [
+        "| extractor | F1 | precision | recall | median ms/page | × parse | failures |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    rows = sorted(results.items(), key=lambda kv: (kv[0] != "parse", -kv[1].get("f1", 0.0)))
+    for name, r in rows:
+        label = f"**{name}**" if r["ours"] else name
+        if "f1" in r:
+            q = f"{r['f1']:.3f} | {r['precision']:.3f} | {r['recall']:.3f}"
+        else:
+            q = "— | — | —"
+            label = "lxml parse only"
+        lines.append(f"| {label} | {q} | {r['median_ms']:.2f} | {r['x_parse']:.1f} | {r['failures']} |")
+    return "\n".join(lines)
+
+
+def chart(results: dict[str, dict[str, Any]], path: str, pages: int) -> None:
+    """F1 against median ms per page (log x), one labelled point per extractor."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    import math
+
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    fig, ax = plt.subplots(figsize=(9, 6))
+    placed: list[tuple[float, float]] = []  # labelled points in (log10 ms, F1)
+    for name, r in sorted(results.items(), key=lambda kv: kv[1]["median_ms"]):
+        if "f1" not in r:
+            ax.axvline(r["median_ms"], color="#888888", linestyle=":", linewidth=1)
+            ax.text(r["median_ms"] * 1.04, 0.02, "lxml parse", rotation=90, color="#666666",
+                    transform=ax.get_xaxis_transform(), va="bottom", fontsize=9)
+            continue
+        color = "#1f77b4" if r["ours"] else "#ff7f0e"
+        ax.scatter(r["median_ms"], r["f1"], s=50, color=color, zorder=3)
+        x, y = math.log10(r["median_ms"]), r["f1"]
+        crowded = sum(1 for px, py in placed if abs(px - x) < 0.15 and abs(py - y) < 0.012)
+        placed.append((x, y))
+        offset = [(6, 4), (6, -13), (-6, 4)][min(crowded, 2)]
+        ax.annotate(name, (r["median_ms"], r["f1"]), xytext=offset, textcoords="offset points", fontsize=9,
+                    ha="right" if crowded >= 2 else "left")
+    lo = min(r["median_ms"] for r in results.values())
+    hi = max(r["median_ms"] for r in results.values())
+    ax.set_xscale("log")
+    ax.set_xlim(lo / 1.3, hi * 1.6)
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000) if lo / 1.3 <= t <= hi * 1.6]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.scatter([], [], color="#1f77b4", label="scrapy-cepr methods")
+    ax.scatter([], [], color="#ff7f0e", label="other extractors / full text")
+    ax.set_xlabel("median time per page, ms (log scale; from HTML str, one core)")
+    ax.set_ylabel("F1 (article-extraction-benchmark shingle metric)")
+    ax.set_title(f"Quality against speed on the article-extraction-benchmark ({pages} pages)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", default=os.environ.get(CORPUS_ENV),
+                        help=f"article-extraction-benchmark directory (default: ${CORPUS_ENV})")
+    parser.add_argument("--methods", help="comma list to restrict to (parse is always timed)")
+    parser.add_argument("--warmup", type=int, default=5, help="pages run untimed first (default 5)")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--chart", metavar="PNG", help="draw F1 against ms per page")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="compare.py: %(message)s")
+    if not args.corpus:
+        parser.error(f"no corpus: set {CORPUS_ENV} or pass --corpus")
+    names = [n.strip() for n in args.methods.split(",")] if args.methods else None
+    extractors, notes = build_extractors(names)
+    start = time.perf_counter()
+    results = run(Path(args.corpus), extractors, warmup=args.warmup)
+    elapsed = time.perf_counter() - start
+    pages = sum(1 for _ in load_corpus(args.corpus))
+    print(f"corpus: {args.corpus} ({pages} pages), {elapsed:.0f} s in all\n")
+    print(markdown(results))
+    for note in notes:
+        print(f"\n- {note}", end="")
+    print()
+    if args.json:
+        meta = {"corpus": str(args.corpus), "pages": pages, "notes": notes, "python": sys.version.split()[0]}
+        Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    if args.chart:
+        chart(results, args.chart, pages)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
