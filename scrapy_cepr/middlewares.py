@@ -184,7 +184,10 @@ class CEPRSpiderMiddleware(BaseSpiderMiddleware):
         if self.pages is None:
             from .pipelines import CEPRPipeline
 
-            pipeline = self.crawler.get_item_pipeline(CEPRPipeline) if self.crawler.engine else None
+            try:
+                pipeline = self.crawler.get_item_pipeline(CEPRPipeline)
+            except RuntimeError:  # no engine: not crawling
+                pipeline = None
             if pipeline is None:
                 if not self._missing_pipeline_logged:
                     self._missing_pipeline_logged = True

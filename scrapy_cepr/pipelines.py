@@ -14,7 +14,8 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
 
 The crawl always goes on: a page that cannot be cleaned is exported with its error, a
 warning naming its URL is logged, and a stat is counted. The raw HTML is removed from the
-item after extraction unless ``CEPR_KEEP_HTML=True``.
+item after extraction unless ``CEPR_KEEP_HTML=True`` (a dict or ``scrapy.Item`` loses the
+key; a dataclass or attrs item, whose fields are attributes, gets None).
 
 Stats (all under ``cepr/``): ``cleaned``, ``empty``, ``failed``, ``timeout``,
 ``skipped/non_html``, ``skipped/too_large``, ``skipped/no_html`` (an item with no page
@@ -34,6 +35,7 @@ than crawl on and lose every page. Items with no page attached are never checked
 from __future__ import annotations
 
 import logging
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -211,8 +213,10 @@ class CEPRPipeline:
         if self.config.keep_html:
             if ref.html is not None and adapter.get(field) is None:
                 self._set(item, adapter, "html_field", ref.html)
-        elif field in adapter:
-            del adapter[field]
+        elif isinstance(item, MutableMapping):  # dict, scrapy.Item: drop the key
+            item.pop(field, None)
+        elif adapter.get(field) is not None:  # dataclass, attrs: a declared attribute
+            adapter[field] = None  # deleting it would break the class (slots, asdict)
 
     def _no_html(self, adapter: ItemAdapter) -> None:
         self.stats.inc_value("cepr/skipped/no_html")
@@ -238,7 +242,10 @@ class CEPRPipeline:
         """First error of a class: log it, count it, close the spider."""
         self.stats.inc_value("cepr/errors/item_class")
         logger.error("%s; closing the spider", message)
-        engine = getattr(self.crawler, "engine", None)
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # not crawling (e.g. a unit test): nothing to close
+            engine = None
         if engine is not None and self._closing is None:
             self._closing = deferred_from_coro(engine.close_spider_async(reason="cepr_item_class_error"))
 

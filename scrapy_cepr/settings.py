@@ -193,6 +193,9 @@ class CEPRConfig:
         spec = get_method(method)
         param_fields = {f.name: f for f in fields(spec.params_cls)}
         by_setting = {param_setting_name(p): p for p in param_fields}
+        clash = sorted(set(by_setting) & set(_GENERAL))
+        if clash:  # a method's parameter named like a general setting: a bug in the method
+            raise ValueError(f"method {method!r} has a parameter whose setting {clash[0]} clashes with a general setting")
         known = set(_GENERAL) | set(by_setting)
         for name in list(settings):
             if isinstance(name, str) and name.startswith(_PREFIX) and name not in known:

@@ -1,0 +1,314 @@
+"""CEPRPipeline: title and body for every item type, the HTML removed, failures, skips
+and timeouts recorded in the item and counted in the stats.
+
+Items go through the real spider middleware first (``attach``), as in a crawl; the
+pipeline's ``async process_item`` is awaited in an asyncio loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+
+import attrs
+import pytest
+import scrapy
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.utils.test import get_crawler
+
+from scrapy_cepr import extract
+from scrapy_cepr.middlewares import CEPRSpiderMiddleware
+from scrapy_cepr.pipelines import CEPRPipeline
+from scrapy_cepr.worker import extract_page
+
+# A hand-made news page. Text nodes in document order and their tag paths:
+#   nav:    "Home", "World", "Sport"        html.body.div.a   (short, no punctuation)
+#   h1:     "Storm hits coast"              html.body.h1
+#   story:  3 sentences-long paragraphs     html.body.div.p   (~100 chars, 2-4 marks each)
+#   footer: "About us", "Contact"           html.body.div.a   (same path as the nav)
+# The paragraphs' path has by far the highest text-per-node and punctuation ratio (ETPR),
+# the links' path the lowest, so SETPR keeps exactly the 3 paragraphs (one block each,
+# joined by newlines); the title is the <h1>, which the <title> starts with.
+PAGE = """<html><head><title>Storm hits coast | Daily News</title></head><body>
+<div class="nav"><a href="/">Home</a> <a href="/world">World</a> <a href="/sport">Sport</a></div>
+<h1>Storm hits coast</h1>
+<div class="story">
+<p>The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; roads were closed.</p>
+<p>Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.</p>
+<p>Residents were told to stay indoors, keep away from windows, and follow the news.</p>
+</div>
+<div class="footer"><a href="/about">About us</a> <a href="/contact">Contact</a></div>
+</body></html>"""
+
+URL = "http://news.example/storm"
+TITLE = "Storm hits coast"
+BODY = (
+    "The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; "
+    "roads were closed.\n"
+    "Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.\n"
+    "Residents were told to stay indoors, keep away from windows, and follow the news."
+)
+
+
+class ArticleItem(scrapy.Item):
+    url = scrapy.Field()
+    html = scrapy.Field()
+    title = scrapy.Field()
+    body = scrapy.Field()
+    cepr_error = scrapy.Field()
+
+
+class LeanItem(scrapy.Item):
+    """No html field: the page travels in the side channel."""
+
+    url = scrapy.Field()
+    title = scrapy.Field()
+    body = scrapy.Field()
+    cepr_error = scrapy.Field()
+
+
+class NoBodyItem(scrapy.Item):
+    url = scrapy.Field()
+    title = scrapy.Field()
+    cepr_error = scrapy.Field()
+
+
+@dataclasses.dataclass
+class ArticleDataclass:
+    url: str | None = None
+    html: str | None = None
+    title: str | None = None
+    body: str | None = None
+    cepr_error: str | None = None
+
+
+@attrs.define
+class ArticleAttrs:
+    url: str | None = None
+    html: str | None = None
+    title: str | None = None
+    body: str | None = None
+    cepr_error: str | None = None
+
+
+def html_response(url: str = URL, body: str = PAGE) -> HtmlResponse:
+    return HtmlResponse(url, body=body.encode("utf-8"), encoding="utf-8", headers={"Content-Type": "text/html"})
+
+
+class Harness:
+    """A crawler's pipeline and middleware wired together as in a crawl."""
+
+    def __init__(self, pipeline_cls: type[CEPRPipeline] = CEPRPipeline, **settings):
+        settings.setdefault("CEPR_EXECUTOR", "inline")
+        self.crawler = get_crawler(settings_dict=settings)
+        self.pipeline = pipeline_cls.from_crawler(self.crawler)
+        self.middleware = CEPRSpiderMiddleware.from_crawler(self.crawler)
+        self.middleware.pages = self.pipeline.pages
+
+    def attach(self, item, response):
+        return self.middleware.get_processed_item(item, response)
+
+    def run(self, *pairs):
+        """Attach each (item, response) and process the items in order."""
+
+        async def go():
+            await self.pipeline.open_spider()
+            try:
+                return [await self.pipeline.process_item(self.attach(item, resp)) for item, resp in pairs]
+            finally:
+                await self.pipeline.close_spider()
+
+        return asyncio.run(go())
+
+    def stat(self, key):
+        return self.crawler.stats.get_value(key)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: {"url": URL},
+    lambda: ArticleItem(url=URL),
+    lambda: LeanItem(url=URL),
+    lambda: ArticleDataclass(url=URL),
+    lambda: ArticleAttrs(url=URL),
+], ids=["dict", "scrapy.Item", "Item-without-html-field", "dataclass", "attrs"])
+def test_every_item_type_gets_title_and_body(make):
+    h = Harness()
+    [item] = h.run((make(), html_response()))
+    adapter = ItemAdapter(item)
+    assert adapter["title"] == TITLE
+    assert adapter["body"] == BODY
+    assert adapter.get("cepr_error") is None
+    # Removed by default, never exported: the key is dropped from a dict / scrapy.Item, a
+    # dataclass/attrs field (an attribute, which cannot be deleted) is set to None.
+    if isinstance(item, (dict, scrapy.Item)):
+        assert "html" not in adapter
+    else:
+        assert adapter["html"] is None
+    assert adapter["url"] == URL
+    assert h.stat("cepr/cleaned") == 1
+    seconds = h.stat("cepr/extraction_seconds")
+    assert isinstance(seconds, float) and seconds > 0
+    assert len(h.pipeline.pages) == 0
+
+
+def test_result_matches_the_core():
+    h = Harness(CEPR_METHOD="etpr", CEPR_ALPHA=0.5)
+    [item] = h.run(({"url": URL}, html_response()))
+    expected = extract(PAGE, method="etpr", alpha=0.5)
+    assert (item["title"], item["body"]) == (expected.title, expected.body)
+
+
+def test_keep_html():
+    h = Harness(CEPR_KEEP_HTML=True)
+    [item] = h.run(({"url": URL}, html_response()))
+    assert item["html"] == PAGE
+    assert item["body"] == BODY
+
+
+def test_keep_html_needs_the_html_field():
+    h = Harness(CEPR_KEEP_HTML=True)
+    with pytest.raises(ValueError, match=r"LeanItem has no field 'html' \(CEPR_HTML_FIELD\)"):
+        h.run((LeanItem(url=URL), html_response()))
+
+
+def test_missing_output_field_is_a_clear_error(caplog):
+    h = Harness()
+    with pytest.raises(ValueError, match=r"test_pipeline.NoBodyItem has no field 'body' \(CEPR_BODY_FIELD\)"):
+        h.run((NoBodyItem(url=URL, cepr_error=None), html_response()))
+    assert h.stat("cepr/errors/item_class") == 1
+    assert "NoBodyItem has no field 'body'" in caplog.text
+
+
+def test_renamed_output_fields():
+    h = Harness(CEPR_TITLE_FIELD="headline", CEPR_BODY_FIELD="text", CEPR_HTML_FIELD="raw")
+    [item] = h.run(({"url": URL}, html_response()))
+    assert (item["headline"], item["text"]) == (TITLE, BODY)
+    assert "raw" not in item and "title" not in item
+
+
+def test_not_html_page_is_recorded_and_the_crawl_goes_on(caplog):
+    # A server that labels a PDF text/html: the middleware attaches it, the core refuses it.
+    pdf = "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >> endobj\n"
+    h = Harness()
+    with caplog.at_level(logging.WARNING, logger="scrapy_cepr.pipelines"):
+        bad, good = h.run(({"url": "http://news.example/fake.pdf"}, html_response("http://news.example/fake.pdf", pdf)),
+                          ({"url": URL}, html_response()))
+    assert bad["cepr_error"].startswith("failed: NotHTMLError")
+    assert "title" not in bad and "html" not in bad
+    assert good["body"] == BODY
+    assert h.stat("cepr/failed") == 1 and h.stat("cepr/cleaned") == 1
+    assert "http://news.example/fake.pdf" in caplog.text
+
+
+def broken_worker(html, url, method, params):
+    """Stands for a bug in an extraction method."""
+    raise RuntimeError("boom")
+
+
+class BrokenPipeline(CEPRPipeline):
+    worker = staticmethod(broken_worker)
+
+
+def test_unexpected_exception_is_recorded():
+    h = Harness(BrokenPipeline)
+    [item] = h.run((ArticleItem(url=URL), html_response()))
+    assert item["cepr_error"] == "failed: RuntimeError: boom"
+    assert "body" not in item
+    assert h.stat("cepr/failed") == 1
+
+
+def test_page_without_content_is_recorded_as_empty(caplog):
+    h = Harness()
+    page = "<html><head><title>Nothing here</title></head><body></body></html>"
+    [item] = h.run(({"url": URL}, html_response(body=page)))
+    assert item["body"] == ""
+    assert item["cepr_error"] == "empty: no main content found"
+    assert h.stat("cepr/empty") == 1 and h.stat("cepr/cleaned") is None
+    assert URL in caplog.text
+
+
+@pytest.mark.parametrize(("response", "label"), [
+    (Response("http://news.example/a.pdf", body=b"%PDF-1.4", headers={"Content-Type": "application/pdf"}),
+     "application/pdf"),
+    (TextResponse("http://news.example/api", body=b'{"a": 1}',
+                  headers={"Content-Type": "application/json; charset=utf-8"}), "application/json"),
+    (Response("http://news.example/logo.png", body=b"\x89PNG", headers={"Content-Type": "image/png"}), "image/png"),
+])
+def test_non_html_response_is_skipped(response, label):
+    h = Harness()
+    [item] = h.run(({"url": response.url}, response))
+    assert item == {"url": response.url, "cepr_error": f"skipped: non-HTML response ({label})"}
+    assert h.stat("cepr/skipped/non_html") == 1
+    assert len(h.pipeline.pages) == 0
+
+
+def test_too_large_page_is_skipped():
+    size = len(PAGE.encode("utf-8"))
+    h = Harness(CEPR_MAX_HTML_BYTES=size - 1)
+    # From the middleware (response body), and from HTML the spider put in the item itself.
+    a, b = h.run(({"url": URL}, html_response()), ({"url": URL, "html": PAGE}, html_response()))
+    message = f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={size - 1})"
+    assert a == {"url": URL, "cepr_error": message}
+    assert b == {"url": URL, "cepr_error": message}
+    assert h.stat("cepr/skipped/too_large") == 2
+
+
+def test_too_large_counts_utf8_bytes_not_characters():
+    # 300 "é" are 300 characters but 600 UTF-8 bytes: over a 500-byte limit.
+    page = "<html><body><p>" + "é" * 300 + "</p></body></html>"
+    size = len(page.encode("utf-8"))  # 33 ASCII chars of markup + 600 = 633
+    assert size == 633
+    h = Harness(CEPR_MAX_HTML_BYTES=500)
+    [item] = h.run(({"url": URL, "html": page}, None))
+    assert item["cepr_error"] == "skipped: page too large (633 bytes > CEPR_MAX_HTML_BYTES=500)"
+
+
+def test_item_without_page_is_left_alone():
+    h = Harness()
+    [item] = h.run(({"url": URL, "price": 3}, None))  # e.g. an item yielded from start()
+    assert item == {"url": URL, "price": 3}
+    assert h.stat("cepr/skipped/no_html") == 1
+
+
+def test_spider_supplied_html_is_used():
+    h = Harness()
+    [item] = h.run(({"url": URL, "html": PAGE}, None))
+    assert (item["title"], item["body"]) == (TITLE, BODY)
+    assert "html" not in item
+
+
+def test_dropped_items_leave_the_side_channel():
+    h = Harness()
+    item = LeanItem(url=URL)
+    h.attach(item, html_response())
+    assert len(h.pipeline.pages) == 1
+    h.crawler.signals.send_catch_log(signal=signals.item_dropped, item=item, response=None, exception=None,
+                                     spider=None)
+    assert len(h.pipeline.pages) == 0
+
+
+def slow_worker(html, url, method, params):
+    """extract_page, but 1.5 s slower on pages that contain SLOW."""
+    if "SLOW" in html:
+        time.sleep(1.5)
+    return extract_page(html, url, method, params)
+
+
+class SlowPipeline(CEPRPipeline):
+    worker = staticmethod(slow_worker)
+
+
+def test_timeout_is_recorded_and_the_next_page_is_cleaned(caplog):
+    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=0.3)
+    slow_page = PAGE.replace("<h1>", "<h1>SLOW ")
+    slow, fast = h.run(({"url": "http://news.example/slow"}, html_response("http://news.example/slow", slow_page)),
+                       ({"url": URL}, html_response()))
+    assert slow == {"url": "http://news.example/slow", "cepr_error": "timeout: timed out after 0.3 s"}
+    assert (fast["title"], fast["body"]) == (TITLE, BODY)
+    assert h.stat("cepr/timeout") == 1
+    assert h.stat("cepr/worker_restarts") == 1  # the busy thread was left behind
+    assert "http://news.example/slow" in caplog.text

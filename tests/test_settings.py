@@ -1,0 +1,142 @@
+"""CEPR_* settings: defaults, conversion of command-line strings, validation at start-up,
+the add-on, and the README settings table."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
+
+from scrapy_cepr.addon import Addon
+from scrapy_cepr.middlewares import CEPRSpiderMiddleware
+from scrapy_cepr.pipelines import CEPRPipeline
+from scrapy_cepr.settings import SETTINGS_DOC, CEPRConfig, method_settings, settings_table
+
+
+def test_defaults():
+    config = CEPRConfig.from_settings(Settings())
+    assert config.enabled is True
+    assert config.method == "setpr"
+    assert config.params == ()  # paper values: alpha=None (0.8 for SETPR), lambda 1, radius 1
+    assert (config.html_field, config.url_field, config.title_field, config.body_field, config.error_field) == (
+        "html", "url", "title", "body", "cepr_error")
+    assert config.keep_html is False
+    assert config.executor == "process"
+    assert config.max_workers == (os.cpu_count() or 1)
+    assert config.timeout == 30.0
+    assert config.max_html_bytes == 10_000_000
+
+
+def test_command_line_strings_are_converted():
+    # `scrapy crawl -s CEPR_ALPHA=0.9 -s CEPR_RADIUS=2 ...` gives strings.
+    config = CEPRConfig.from_settings(Settings({
+        "CEPR_ALPHA": "0.9", "CEPR_RADIUS": "2", "CEPR_LAMBDA": "0", "CEPR_KEEP_HTML": "true",
+        "CEPR_MAX_WORKERS": "3", "CEPR_TIMEOUT": "2.5", "CEPR_MAX_HTML_BYTES": "0", "CEPR_EXECUTOR": "thread",
+    }))
+    assert dict(config.params) == {"alpha": 0.9, "radius": 2, "lambda_": 0.0}
+    assert config.keep_html is True
+    assert (config.max_workers, config.timeout, config.max_html_bytes) == (3, 2.5, 0)
+    assert config.executor == "thread"
+
+
+def test_alpha_none_string_means_paper_value():
+    assert CEPRConfig.from_settings({"CEPR_ALPHA": "None"}).params == (("alpha", None),)
+
+
+def test_other_method_parameters_map_generically():
+    # cetr's parameter cetr_radius -> CEPR_CETR_RADIUS (p.upper().strip("_")).
+    config = CEPRConfig.from_settings({"CEPR_METHOD": "cetr", "CEPR_CETR_RADIUS": "2"})
+    assert config.params == (("cetr_radius", 2),)
+    assert ("CEPR_CETR_RADIUS", "3", "int") in method_settings("cetr")
+
+
+@pytest.mark.parametrize(("setting", "value"), [
+    ("CEPR_ALPHA", -1),
+    ("CEPR_ALPHA", "abc"),
+    ("CEPR_ALPHA", float("nan")),
+    ("CEPR_LAMBDA", -0.5),
+    ("CEPR_RADIUS", -1),
+    ("CEPR_RADIUS", 1.5),
+    ("CEPR_EDGES", "wrap"),
+    ("CEPR_METHOD", "boilerpipe"),
+    ("CEPR_EXECUTOR", "gpu"),
+    ("CEPR_MAX_WORKERS", 0),
+    ("CEPR_MAX_WORKERS", "two"),
+    ("CEPR_MAX_WORKERS", 1.5),
+    ("CEPR_TIMEOUT", 0),
+    ("CEPR_TIMEOUT", -3),
+    ("CEPR_TIMEOUT", float("inf")),
+    ("CEPR_MAX_HTML_BYTES", -1),
+    ("CEPR_MAX_PENDING_PAGES", 0),
+    ("CEPR_START_METHOD", "fork"),
+    ("CEPR_KEEP_HTML", "maybe"),
+    ("CEPR_ENABLED", "sometimes"),
+    ("CEPR_TITLE_FIELD", ""),
+])
+def test_bad_value_names_the_setting(setting, value):
+    with pytest.raises(ValueError, match=setting):
+        CEPRConfig.from_settings(Settings({setting: value}))
+
+
+def test_same_field_twice_is_refused():
+    with pytest.raises(ValueError, match="CEPR_BODY_FIELD and CEPR_TITLE_FIELD must differ"):
+        CEPRConfig.from_settings({"CEPR_BODY_FIELD": "title"})
+
+
+def test_unknown_setting_is_refused():
+    with pytest.raises(ValueError, match="unknown setting CEPR_ALHPA"):
+        CEPRConfig.from_settings({"CEPR_ALHPA": 0.9})
+    # A CEPR parameter with a method that does not have it is also an error.
+    with pytest.raises(ValueError, match="unknown setting CEPR_ALPHA for CEPR_METHOD='cetr'"):
+        CEPRConfig.from_settings({"CEPR_METHOD": "cetr", "CEPR_ALPHA": 0.9})
+
+
+def test_bad_setting_stops_the_crawler_at_start_up():
+    crawler = get_crawler(settings_dict={"CEPR_ALPHA": -2})
+    with pytest.raises(ValueError, match="CEPR_ALPHA=-2"):
+        CEPRPipeline.from_crawler(crawler)
+    with pytest.raises(ValueError, match="CEPR_ALPHA=-2"):
+        CEPRSpiderMiddleware.from_crawler(crawler)
+
+
+def test_disabled_is_not_configured():
+    crawler = get_crawler(settings_dict={"CEPR_ENABLED": False})
+    with pytest.raises(NotConfigured):
+        CEPRPipeline.from_crawler(crawler)
+    with pytest.raises(NotConfigured):
+        CEPRSpiderMiddleware.from_crawler(crawler)
+
+
+def test_addon_enables_both_components():
+    crawler = get_crawler(settings_dict={"ADDONS": {"scrapy_cepr.Addon": 0}})
+    assert crawler.settings.getdict("SPIDER_MIDDLEWARES")[CEPRSpiderMiddleware] == 10
+    assert crawler.settings.getdict("ITEM_PIPELINES")[CEPRPipeline] == 300
+
+
+def test_addon_keeps_the_projects_priorities():
+    settings = Settings({"ITEM_PIPELINES": {"scrapy_cepr.pipelines.CEPRPipeline": 700}})
+    Addon().update_settings(settings)
+    pipelines = settings.getdict("ITEM_PIPELINES")
+    assert pipelines == {"scrapy_cepr.pipelines.CEPRPipeline": 700}
+
+
+def test_settings_doc_defaults_match_the_code():
+    # Every documented default is what from_settings uses when the setting is absent.
+    config = CEPRConfig.from_settings({})
+    documented = {name: default for name, default, _ in SETTINGS_DOC}
+    for name, default in documented.items():
+        if name in ("CEPR_ALPHA", "CEPR_LAMBDA", "CEPR_RADIUS", "CEPR_EDGES"):
+            expected = dict((s, d) for s, d, _ in method_settings("setpr"))[name]
+            assert default.replace('"', "'") == expected, name
+            continue
+        value = getattr(config, name[len("CEPR_"):].lower())
+        if default == "os.cpu_count()":
+            assert value == (os.cpu_count() or 1)
+        else:
+            assert eval(default) == value, name  # noqa: S307 - our own constant
+    table = settings_table()
+    assert table.count("\n") == len(SETTINGS_DOC) + 1
+    assert "| `CEPR_TIMEOUT` | `30.0` |" in table
