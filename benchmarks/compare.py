@@ -104,7 +104,9 @@ def build_extractors(names: list[str] | None) -> tuple[dict[str, Extractor | Non
     out["fulltext"] = to_text
     notes.append(f"fulltext: {to_text_name}")
     if names:
-        unknown = [n for n in names if n not in out and n not in OURS | {"trafilatura", "readability", "justext"}]
+        unknown = [
+            n for n in names if n not in out and n not in OURS | {"trafilatura", "readability", "justext"}
+        ]
         if unknown:
             raise SystemExit(f"compare.py: error: unknown method {unknown[0]!r}; known: {', '.join(out)}")
         out = {k: v for k, v in out.items() if k in names or k == "parse"}
@@ -133,11 +135,11 @@ def run(corpus: Path, extractors: dict[str, Extractor | None], warmup: int = 5) 
         for name in names:
             try:
                 call(name, html)
-            except Exception:  # noqa: BLE001 - a failing extractor is scored as empty below
-                pass
+            except Exception as exc:  # noqa: BLE001 - a failing extractor is scored as empty below
+                logger.info("warm-up: %s failed: %s", name, exc)
     for i, (pid, html, gold) in enumerate(pages):
         gc.collect()
-        order = names[i % len(names):] + names[: i % len(names)]
+        order = names[i % len(names) :] + names[: i % len(names)]
         for name in order:
             start = time.perf_counter()
             try:
@@ -194,10 +196,9 @@ def chart(results: dict[str, dict[str, Any]], path: str, pages: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
     import math
 
+    import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
     fig, ax = plt.subplots(figsize=(9, 6))
@@ -205,8 +206,16 @@ def chart(results: dict[str, dict[str, Any]], path: str, pages: int) -> None:
     for name, r in sorted(results.items(), key=lambda kv: kv[1]["median_ms"]):
         if "f1" not in r:
             ax.axvline(r["median_ms"], color="#888888", linestyle=":", linewidth=1)
-            ax.text(r["median_ms"] * 1.04, 0.02, "lxml parse", rotation=90, color="#666666",
-                    transform=ax.get_xaxis_transform(), va="bottom", fontsize=9)
+            ax.text(
+                r["median_ms"] * 1.04,
+                0.02,
+                "lxml parse",
+                rotation=90,
+                color="#666666",
+                transform=ax.get_xaxis_transform(),
+                va="bottom",
+                fontsize=9,
+            )
             continue
         color = "#1f77b4" if r["ours"] else "#ff7f0e"
         ax.scatter(r["median_ms"], r["f1"], s=50, color=color, zorder=3)
@@ -214,8 +223,14 @@ def chart(results: dict[str, dict[str, Any]], path: str, pages: int) -> None:
         crowded = sum(1 for px, py in placed if abs(px - x) < 0.15 and abs(py - y) < 0.012)
         placed.append((x, y))
         offset = [(6, 4), (6, -13), (-6, 4)][min(crowded, 2)]
-        ax.annotate(name, (r["median_ms"], r["f1"]), xytext=offset, textcoords="offset points", fontsize=9,
-                    ha="right" if crowded >= 2 else "left")
+        ax.annotate(
+            name,
+            (r["median_ms"], r["f1"]),
+            xytext=offset,
+            textcoords="offset points",
+            fontsize=9,
+            ha="right" if crowded >= 2 else "left",
+        )
     lo = min(r["median_ms"] for r in results.values())
     hi = max(r["median_ms"] for r in results.values())
     ax.set_xscale("log")
@@ -238,8 +253,11 @@ def chart(results: dict[str, dict[str, Any]], path: str, pages: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default=os.environ.get(CORPUS_ENV),
-                        help=f"article-extraction-benchmark directory (default: ${CORPUS_ENV})")
+    parser.add_argument(
+        "--corpus",
+        default=os.environ.get(CORPUS_ENV),
+        help=f"article-extraction-benchmark directory (default: ${CORPUS_ENV})",
+    )
     parser.add_argument("--methods", help="comma list to restrict to (parse is always timed)")
     parser.add_argument("--warmup", type=int, default=5, help="pages run untimed first (default 5)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")

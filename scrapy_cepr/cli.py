@@ -395,7 +395,11 @@ def _cmd_evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         Path(args.write_floor).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         logger.warning("quality floor written to %s", args.write_floor)
     if args.json:
-        out = {"corpus": str(args.corpus), "pages": n, "methods": {k: r.to_dict() for k, r in results.items()}}
+        out = {
+            "corpus": str(args.corpus),
+            "pages": n,
+            "methods": {k: r.to_dict() for k, r in results.items()},
+        }
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
@@ -428,7 +432,13 @@ def _add_method_params(p: argparse.ArgumentParser, *, alpha: bool = True) -> Non
     g = p.add_argument_group("method parameters (defaults: the paper's values)")
     if alpha:
         g.add_argument("--alpha", type=float, metavar="A", help="threshold factor α of τ = α·σ (>= 0)")
-    g.add_argument("--lambda", dest="lambda_", type=float, metavar="L", help="SETPR: λ of the path weight 1/dist^λ (>= 0)")
+    g.add_argument(
+        "--lambda",
+        dest="lambda_",
+        type=float,
+        metavar="L",
+        help="SETPR: λ of the path weight 1/dist^λ (>= 0)",
+    )
     g.add_argument("--radius", type=int, metavar="R", help="SETPR: smoothing radius r (window 2r+1)")
     if alpha:
         g.add_argument(
@@ -449,12 +459,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("extract", help="print the title and body of one page", description="Print the title and main content of one page.")
+    p = sub.add_parser(
+        "extract",
+        help="print the title and body of one page",
+        description="Print the title and main content of one page.",
+    )
     p.add_argument("source", metavar="FILE|URL|-", help="an HTML file, an http(s) URL, or - for stdin")
-    p.add_argument("--method", default="setpr", choices=METHOD_NAMES, help="extraction method (default: setpr)")
+    p.add_argument(
+        "--method", default="setpr", choices=METHOD_NAMES, help="extraction method (default: setpr)"
+    )
     p.add_argument("--encoding", help="charset to try first when decoding the bytes")
     p.add_argument("--json", action="store_true", help="print Extraction.to_dict() as JSON")
-    p.add_argument("--nodes", action="store_true", help="with the per-node inspection records (implies --json)")
+    p.add_argument(
+        "--nodes", action="store_true", help="with the per-node inspection records (implies --json)"
+    )
     _add_method_params(p)
     p.set_defaults(func=_cmd_extract, subparser=p)
 
@@ -492,10 +510,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(pip install scrapy-cepr[plot]).",
     )
     p.add_argument("source", metavar="FILE|URL|-", help="an HTML file, an http(s) URL, or - for stdin")
-    p.add_argument("-o", "--output", required=True, metavar="PNG", help="image file to write (.png, .svg, .pdf)")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="PNG", help="image file to write (.png, .svg, .pdf)"
+    )
     p.add_argument("--encoding", help="charset to try first when decoding the bytes")
     p.add_argument(
-        "--scale", choices=("symlog", "linear"), default="symlog", help="y axis scale (default: symlog, zeros shown)"
+        "--scale",
+        choices=("symlog", "linear"),
+        default="symlog",
+        help="y axis scale (default: symlog, zeros shown)",
     )
     _add_method_params(p, alpha=False)
     p.set_defaults(func=_cmd_plot, subparser=p)

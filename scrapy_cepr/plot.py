@@ -114,11 +114,21 @@ def plot_page(
         ax.bar(x[keep], h[keep], width=width, color=_CONTENT, label="content node (H' > τ)", linewidth=0)
         tau = res.tau if res.tau is not None else 0.0
         alpha = res.params.get("alpha")
-        ax.axhline(tau, color=_TAU, linestyle="--", linewidth=1.3, label=f"τ = α·σ = {tau:,.1f} (α = {alpha:g})")
+        ax.axhline(
+            tau, color=_TAU, linestyle="--", linewidth=1.3, label=f"τ = α·σ = {tau:,.1f} (α = {alpha:g})"
+        )
         if nodes.title_index is not None:
             ti = nodes.title_index
             ax.axvline(ti, color=_TITLE, linestyle=":", linewidth=1.2)
-            ax.plot([ti], [h[ti]], marker="v", color=_TITLE, markersize=9, linestyle="none", label=f"title node #{ti}")
+            ax.plot(
+                [ti],
+                [h[ti]],
+                marker="v",
+                color=_TITLE,
+                markersize=9,
+                linestyle="none",
+                label=f"title node #{ti}",
+            )
         if scale == "symlog":
             # Linear below 1 (ETPR is often 0), logarithmic above.
             ax.set_yscale("symlog", linthresh=1.0, linscale=0.5)

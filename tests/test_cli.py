@@ -21,16 +21,26 @@ TITLE = "Harbour bridge reopens after repairs"
 # The five paragraphs of div.text in the fixture, one per line (a <p> is a display block):
 # what any good extractor must return, and nothing of the menu, sidebar or footer.
 ARTICLE = [
-    "The harbour bridge reopened on Monday morning, three weeks after a barge struck one of its piers. "
-    "Engineers replaced two bearings, patched the deck and tested the structure with loaded trucks.",
-    "Traffic was light at first, but by eight o'clock the queues were back; commuters said they were "
-    "glad, if a little nervous, to cross again.",
-    '"We checked every weld twice," said the chief engineer, Maria Costa. "The bridge is as strong as '
-    'it was on the day it opened, and probably stronger."',
-    "The city council will ask the shipping company to pay for the repairs, which cost about four "
-    "million euros. A hearing is set for next month, and the company has not yet commented.",
-    "Ferry services, which ran extra crossings during the closure, return to their normal timetable on "
-    "Wednesday.",
+    (
+        "The harbour bridge reopened on Monday morning, three weeks after a barge struck one of its piers. "
+        "Engineers replaced two bearings, patched the deck and tested the structure with loaded trucks."
+    ),
+    (
+        "Traffic was light at first, but by eight o'clock the queues were back; commuters said they were "
+        "glad, if a little nervous, to cross again."
+    ),
+    (
+        '"We checked every weld twice," said the chief engineer, Maria Costa. "The bridge is as strong as '
+        'it was on the day it opened, and probably stronger."'
+    ),
+    (
+        "The city council will ask the shipping company to pay for the repairs, which cost about four "
+        "million euros. A hearing is set for next month, and the company has not yet commented."
+    ),
+    (
+        "Ferry services, which ran extra crossings during the closure, return to their normal timetable on "
+        "Wednesday."
+    ),
 ]
 FAKE_PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n\x00\x01\x02"
 
@@ -91,8 +101,21 @@ def test_extract_nodes_records(capsys):
 def test_extract_method_params(capsys):
     # --alpha 0 keeps every node with H' > 0: under SETPR the menu (H' = 0) stays out but
     # the byline (node 6) and "Most read" (node 12), smoothed up by the paragraphs, come in.
-    status, out, _ = run(capsys, "extract", str(FIXTURE), "--json", "--nodes", "--alpha", "0",
-                         "--lambda", "2", "--param", "radius=2", "--param", "edges=pad")
+    status, out, _ = run(
+        capsys,
+        "extract",
+        str(FIXTURE),
+        "--json",
+        "--nodes",
+        "--alpha",
+        "0",
+        "--lambda",
+        "2",
+        "--param",
+        "radius=2",
+        "--param",
+        "edges=pad",
+    )
     assert status == 0
     data = json.loads(out)
     assert data["params"] == {"alpha": 0.0, "lambda_": 2.0, "radius": 2, "edges": "pad"}
@@ -156,8 +179,13 @@ def test_help_for_every_command(capsys, command):
 def test_console_script_reads_stdin():
     exe = shutil.which("scrapy-cepr")
     argv = [exe] if exe else [sys.executable, "-m", "scrapy_cepr.cli"]
-    proc = subprocess.run([*argv, "extract", "-", "--json"], input=FIXTURE.read_bytes(),
-                          capture_output=True, timeout=60)
+    proc = subprocess.run(
+        [*argv, "extract", "-", "--json"],
+        input=FIXTURE.read_bytes(),
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["body"].split("\n") == ARTICLE
 
@@ -203,8 +231,9 @@ def tiny_corpus(tmp_path) -> Path:
 
 
 def test_evaluate_json(capsys, tiny_corpus):
-    status, out, err = run(capsys, "evaluate", str(tiny_corpus), "--json", "--method", "tpr",
-                           "--method", "etpr,setpr")
+    status, out, err = run(
+        capsys, "evaluate", str(tiny_corpus), "--json", "--method", "tpr", "--method", "etpr,setpr"
+    )
     assert status == 0, err
     data = json.loads(out)
     assert data["pages"] == 2 and list(data["methods"]) == ["tpr", "etpr", "setpr"]
@@ -215,7 +244,9 @@ def test_evaluate_json(capsys, tiny_corpus):
         # Benchmark: P = 1 (one page), R = (1 + 0)/2 = .5, F1 = 2·.5/1.5 = 2/3, accuracy 1/2.
         # Paper (macro over 2 pages): .5 each.
         b = res["benchmark"]
-        assert (b["precision"], b["recall"], b["f1"], b["accuracy"]) == pytest.approx((1, 0.5, 2 / 3, 0.5)), name
+        assert (b["precision"], b["recall"], b["f1"], b["accuracy"]) == pytest.approx((1, 0.5, 2 / 3, 0.5)), (
+            name
+        )
         assert res["paper"] == pytest.approx({"precision": 0.5, "recall": 0.5, "f1": 0.5, "score": 0.5})
         assert res["failures"] == 1
         assert res["median_ms"] > 0
@@ -229,8 +260,10 @@ def test_evaluate_table_and_default_methods(capsys, tiny_corpus):
     rows = [line for line in out.splitlines() if line.startswith("| ") and "method" not in line]
     assert [r.split("|")[1].strip() for r in rows] == ["tpr", "etpr", "setpr"]
     # bench P, R, F1, accuracy, paper P, R, F, score (hand values as in test_evaluate_json).
-    assert all(r.split("|")[2:10] == [" 1.0000 ", " 0.5000 ", " 0.6667 ", " 0.5000 "] + [" 0.5000 "] * 4
-               for r in rows)
+    assert all(
+        r.split("|")[2:10] == [" 1.0000 ", " 0.5000 ", " 0.6667 ", " 0.5000 "] + [" 0.5000 "] * 4
+        for r in rows
+    )
     assert all(r.split("|")[11].strip() == "1" for r in rows)
 
 
@@ -245,7 +278,9 @@ def test_evaluate_method_params_change_the_result(capsys, tiny_corpus):
 
 def test_evaluate_write_floor(capsys, tiny_corpus, tmp_path):
     floor = tmp_path / "floor.json"
-    status, _, err = run(capsys, "evaluate", str(tiny_corpus), "--method", "setpr", "--write-floor", str(floor))
+    status, _, err = run(
+        capsys, "evaluate", str(tiny_corpus), "--method", "setpr", "--write-floor", str(floor)
+    )
     assert status == 0, err
     data = json.loads(floor.read_text())
     assert data["corpus_digest"] == corpus_digest(load_corpus(tiny_corpus))
