@@ -92,9 +92,6 @@ MINIFIED_LINE_CHARS = 600
 
 # Every tag of the serialisation: lxml escapes "<" and ">" in text and attribute values.
 _TAG_RE = re.compile(r"<[^>]*>")
-# The marker that stands for one tag while counting; lxml trees cannot hold NUL.
-_TAG_MARK = "\x00"
-_WHITESPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint32)
 
 
 @dataclass(frozen=True)
@@ -180,8 +177,8 @@ def break_minified(html: str, wrap_width: int = 60) -> str:
 
 
 def tag_ratios(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """Text, text characters, tags and tag ratio of each non-empty line of *html* (paper
-    Sec. 3, Table 1).
+    """Text, text characters, tags and tag ratio of each non-empty line of *html* (paper,
+    "Tag Ratios" and its table; spec §2).
 
     ``TR_l = chars_l / max(tags_l, 1)``. ``tags_l`` counts the tags ``<…>`` that start on
     line l; the line's text is the line with each tag replaced by a space, entities decoded
@@ -201,23 +198,20 @@ def tag_ratios(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray
     if not html:
         empty = np.zeros(0, dtype=np.int64)
         return [], empty, empty, np.zeros(0)
-    codes = np.frombuffer(html.encode("utf-32-le"), dtype="<u4").copy()
-    opens = codes == 60  # "<"
-    closes = codes == 62  # ">"
-    # Inside a tag: after a "<" that its ">" has not closed yet, both brackets included.
-    in_tag = (np.cumsum(opens) - np.cumsum(closes) + closes) > 0
-    newline = (codes == 10) & ~in_tag
-    line_of = np.cumsum(newline)
-    n = int(line_of[-1]) + 1
-    tags = np.bincount(line_of[opens], minlength=n).astype(np.int64)
-    codes[in_tag] = 32  # each tag becomes spaces
-    text = codes.tobytes().decode("utf-32-le")
+    lines = html.split("\n")
+    text = _TAG_RE.sub(" ", html)  # every "<" and ">" belongs to a tag
+    if text.count("\n") != len(lines) - 1:  # a tag spans a newline
+        lines = _join_split_tags(lines)
+        html = "\n".join(lines)
+        text = _TAG_RE.sub(" ", html)
+    n = len(lines)
+    tags = np.fromiter([line.count("<") for line in lines], dtype=np.int64, count=n)
     if "&" in text:
         text = replace_entities(text)
-    raw_lines = text.split("\n")
-    if len(raw_lines) != n:  # an entity decoded to a newline: decode line by line
-        raw_lines = [replace_entities(t) for t in codes.tobytes().decode("utf-32-le").split("\n")]
-    texts = [" ".join(t.split()) for t in raw_lines]
+    raw_texts = text.split("\n")
+    if len(raw_texts) != n:  # an entity decoded to a newline: decode line by line
+        raw_texts = [replace_entities(t) for t in _TAG_RE.sub(" ", html).split("\n")]
+    texts = [" ".join(t.split()) for t in raw_texts]
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     nonempty = (chars > 0) | (tags > 0)
     if not nonempty.all():
@@ -228,9 +222,26 @@ def tag_ratios(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray
     return texts, chars, tags, tr
 
 
+def _join_split_tags(lines: list[str]) -> list[str]:
+    """Join each line that ends inside a tag (more ``<`` than ``>`` so far) with the next
+    one, a space for the newline."""
+    out: list[str] = []
+    pending: list[str] = []
+    depth = 0
+    for line in lines:
+        pending.append(line)
+        depth += line.count("<") - line.count(">")
+        if depth <= 0:
+            out.append(" ".join(pending))
+            pending, depth = [], 0
+    if pending:
+        out.append(" ".join(pending))
+    return out
+
+
 def gaussian_smooth(x: np.ndarray, kernel: str = "radius", radius: int = 3) -> np.ndarray:
-    """Gaussian smoothing of a line histogram (paper Sec. 3.1), values beyond both ends
-    counting as 0.
+    """Gaussian smoothing of a line histogram (paper, "Smoothing the TTR
+    Ratio"; spec §2 [open]), values beyond both ends counting as 0.
 
     :param x: float ``(N,)``.
     :param kernel: ``"radius"``: σ = r = *radius* (the paper's "radius of 3"); ``"std"``:
@@ -260,8 +271,8 @@ def gaussian_smooth(x: np.ndarray, kernel: str = "radius", radius: int = 3) -> n
 
 
 def lookahead_derivative(t: np.ndarray, lookahead: int = 3) -> np.ndarray:
-    """Absolute look-ahead derivative ``G_i = |mean(T'_{i+1..i+α}) − T'_i|`` (paper Sec.
-    3.2), α = *lookahead*. Near the end the window is cut at the last line; the last line
+    """Absolute look-ahead derivative ``G_i = |mean(T'_{i+1..i+α}) − T'_i|`` (paper,
+    "Finding the beginning and end of content sections"; spec §2), α = *lookahead*. Near the end the window is cut at the last line; the last line
     (empty window) gets G = 0. Not smoothed here.
 
     :param t: float ``(N,)``, the smoothed tag ratios T'.
@@ -282,7 +293,8 @@ def lookahead_derivative(t: np.ndarray, lookahead: int = 3) -> np.ndarray:
 
 
 def kmeans_fixed_origin(points: np.ndarray, clusters: int = 3, iterations: int = 100) -> tuple[np.ndarray, np.ndarray]:
-    """k-means with centroid 0 fixed at the origin (paper Sec. 4.2, spec §2).
+    """k-means with centroid 0 fixed at the origin (paper, "Extraction in
+    two dimensions"; spec §2).
 
     Lloyd iterations: assign each point to its nearest centroid (squared Euclidean; ties
     to the lower index, so to the origin), move every free centroid to the mean of its
@@ -314,10 +326,10 @@ def kmeans_fixed_origin(points: np.ndarray, clusters: int = 3, iterations: int =
         diff = points - centroids[j]
         np.minimum(nearest, np.einsum("ij,ij->i", diff, diff), out=nearest)
     labels = np.full(n, -1, dtype=np.int64)
+    coords = np.ascontiguousarray(points.T)  # (d, N)
     for _ in range(iterations):
-        # |p − c|² = |p|² − 2 p·c + |c|², as an (N, k) matrix.
-        dist = sq_norms[:, None] - 2.0 * points @ centroids.T + np.einsum("ij,ij->i", centroids, centroids)[None, :]
-        new = dist.argmin(axis=1)
+        diff = coords[:, None, :] - centroids.T[:, :, None]  # (d, k, N)
+        new = np.einsum("dkn,dkn->kn", diff, diff).argmin(axis=0)  # ties: lowest index
         if np.array_equal(new, labels):
             break
         labels = new
@@ -325,7 +337,7 @@ def kmeans_fixed_origin(points: np.ndarray, clusters: int = 3, iterations: int =
         moved = counts > 0
         moved[0] = False
         for dim in range(d):
-            sums = np.bincount(labels, weights=points[:, dim], minlength=clusters)
+            sums = np.bincount(labels, weights=coords[dim], minlength=clusters)
             centroids[moved, dim] = sums[moved] / counts[moved]
     return labels, centroids
 
