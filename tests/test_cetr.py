@@ -33,7 +33,7 @@ def test_tag_ratio_of_text_between_two_tags():
 
 def test_line_without_tags_counts_one_tag():
     # 17 characters, no tag: the line counts 1 tag, TR = 17.
-    texts, chars, tags, tr = tag_ratios("just a plain line")
+    _texts, chars, tags, tr = tag_ratios("just a plain line")
     assert (chars.tolist(), tags.tolist(), tr.tolist()) == ([17], [0], [17.0])
 
 
@@ -41,15 +41,14 @@ def test_paper_table_1_lines():
     # Paper Table 1: <div id="topnav"> 0/1 = 0; James Smith 11/2 = 5.5; the OKLAHOMA line
     # 37/0 -> 37; </div></div> 0/2 = 0. The <br><br> line has 41 raw characters in the
     # paper; we collapse the two spaces around the tags into one: 40/2 = 20.
-    html = "\n".join(
-        [
-            '<div id="topnav">',
-            '<div id="author">James Smith</div>',
-            "OKLAHOMA CITY - Police were told that",
-            "The Oklahoman reported Sunday. <br><br> Jones had",
-            "</div></div>",
-        ]
-    )
+    table = [
+        '<div id="topnav">',
+        '<div id="author">James Smith</div>',
+        "OKLAHOMA CITY - Police were told that",
+        "The Oklahoman reported Sunday. <br><br> Jones had",
+        "</div></div>",
+    ]
+    html = "\n".join(table)
     texts, chars, tags, tr = tag_ratios(html)
     assert chars.tolist() == [0, 11, 37, 40, 0]
     assert tags.tolist() == [1, 2, 0, 2, 2]
@@ -62,7 +61,7 @@ def test_empty_lines_dropped_entities_decoded_tag_across_newline():
     # 2 tags -> 2.5). The <a ...> tag spans a newline, so its two source lines are one:
     # "link" 4 characters, 2 tags -> 2.
     html = '<b>a &amp; b</b>\n   \n<a\nhref="/x">link</a>'
-    texts, chars, tags, tr = tag_ratios(html)
+    texts, _chars, _tags, tr = tag_ratios(html)
     assert texts == ["a & b", "link"]
     assert tr.tolist() == [2.5, 2.0]
 
@@ -225,18 +224,32 @@ def test_threshold_variant_by_hand():
 
 # ------------------------------------------------------------------------ end to end
 
-_NAV = "\n".join(f'<li><a href="/{s}">{s.title()}</a></li>' for s in ("world", "politics", "business", "sports", "science", "culture", "opinion", "weather"))
+_NAV = "\n".join(
+    f'<li><a href="/{s}">{s.title()}</a></li>'
+    for s in ("world", "politics", "business", "sports", "science", "culture", "opinion", "weather")
+)
 _PARAGRAPHS = [
-    "The city council voted on Tuesday to build a new tram line across the river, ending a "
-    "debate that had lasted for more than ten years and divided the two largest parties.",
-    "Supporters of the plan said the line would cut travel times in half for workers who live "
-    "in the eastern districts, while opponents warned that the costs had been underestimated.",
-    "Construction is expected to begin next spring. The first trams should run in four years, "
-    "according to the transport department, if the national government approves the funding.",
-    "Local shop owners along the planned route asked for compensation during the works, and the "
-    "mayor promised that a fund would be created before the first street is closed to traffic.",
+    (
+        "The city council voted on Tuesday to build a new tram line across the river, ending a "
+        "debate that had lasted for more than ten years and divided the two largest parties."
+    ),
+    (
+        "Supporters of the plan said the line would cut travel times in half for workers who live "
+        "in the eastern districts, while opponents warned that the costs had been underestimated."
+    ),
+    (
+        "Construction is expected to begin next spring. The first trams should run in four years, "
+        "according to the transport department, if the national government approves the funding."
+    ),
+    (
+        "Local shop owners along the planned route asked for compensation during the works, and the "
+        "mayor promised that a fund would be created before the first street is closed to traffic."
+    ),
 ]
-_FOOTER = "\n".join(f'<li><a href="/{s}">{s}</a></li>' for s in ("About us", "Contact", "Privacy policy", "Terms of use", "Careers", "Advertise"))
+_FOOTER = "\n".join(
+    f'<li><a href="/{s}">{s}</a></li>'
+    for s in ("About us", "Contact", "Privacy policy", "Terms of use", "Careers", "Advertise")
+)
 _PAGE = f"""<!DOCTYPE html>
 <html>
 <head>
@@ -321,7 +334,11 @@ def test_end_to_end_minified_page(method):
 
 @pytest.mark.parametrize("method", ["cetr", "cetr-tm"])
 def test_pages_without_lines_give_an_empty_body(method):
-    for html in ("<html><body></body></html>", "<html><head><title>Only a head</title></head></html>", "<p>   </p>"):
+    for html in (
+        "<html><body></body></html>",
+        "<html><head><title>Only a head</title></head></html>",
+        "<p>   </p>",
+    ):
         r = scrapy_cepr.extract(html, method=method)
         assert r.body == ""
 

@@ -72,15 +72,15 @@ from ..core.smoothing import gaussian_kernel
 from ..core.title import pick_title
 
 __all__ = [
-    "CETRParams",
     "MINIFIED_LINE_CHARS",
+    "CETRParams",
     "body_source",
     "break_minified",
-    "tag_ratios",
     "gaussian_smooth",
-    "lookahead_derivative",
     "kmeans_fixed_origin",
+    "lookahead_derivative",
     "run",
+    "tag_ratios",
 ]
 
 logger = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ def break_minified(html: str, wrap_width: int = 60) -> str:
     # Up to wrap_width characters of one line, then either the rest of the tag the cut
     # falls in ("[^<>]*>": only inside a tag is a ">" reached before a "<") or the rest of
     # the word it falls in.
-    chunk = re.compile(r"[^\n]{1,%d}(?:[^<>]*>|[^\s<>]*)" % wrap_width)
+    chunk = re.compile(rf"[^\n]{{1,{wrap_width}}}(?:[^<>]*>|[^\s<>]*)")
     return "\n".join(chunk.findall(html))
 
 
@@ -292,7 +292,9 @@ def lookahead_derivative(t: np.ndarray, lookahead: int = 3) -> np.ndarray:
     return np.abs(mean - t)
 
 
-def kmeans_fixed_origin(points: np.ndarray, clusters: int = 3, iterations: int = 100) -> tuple[np.ndarray, np.ndarray]:
+def kmeans_fixed_origin(
+    points: np.ndarray, clusters: int = 3, iterations: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
     """k-means with centroid 0 fixed at the origin (paper, "Extraction in
     two dimensions"; spec §2).
 
@@ -358,7 +360,9 @@ def run(page: Page, params: CETRParams, variant: str = "cetr") -> Extraction:
     if params.cetr_kernel == "radius":
         used["cetr_radius"] = params.cetr_radius
     if variant == "cetr":
-        used.update(lookahead=params.lookahead, clusters=params.clusters, kmeans_iterations=params.kmeans_iterations)
+        used.update(
+            lookahead=params.lookahead, clusters=params.clusters, kmeans_iterations=params.kmeans_iterations
+        )
     else:
         used["tm_lambda"] = params.tm_lambda
     title, title_node = pick_title(page)
@@ -371,8 +375,12 @@ def run(page: Page, params: CETRParams, variant: str = "cetr") -> Extraction:
         tau = float(params.tm_lambda * np.std(smoothed))
         keep = smoothed >= tau
     else:
-        g = gaussian_smooth(lookahead_derivative(smoothed, params.lookahead), params.cetr_kernel, params.cetr_radius)
-        labels, centroids = kmeans_fixed_origin(np.column_stack((smoothed, g)), params.clusters, params.kmeans_iterations)
+        g = gaussian_smooth(
+            lookahead_derivative(smoothed, params.lookahead), params.cetr_kernel, params.cetr_radius
+        )
+        labels, centroids = kmeans_fixed_origin(
+            np.column_stack((smoothed, g)), params.clusters, params.kmeans_iterations
+        )
         keep = labels != 0
         tau = None
         used["centroids"] = centroids.round(6).tolist()
@@ -382,6 +390,8 @@ def run(page: Page, params: CETRParams, variant: str = "cetr") -> Extraction:
     title_index = None
     if title is not None and title_node is not None:
         title_index = next((i for i, text in enumerate(texts) if title in text), None)
-    nodes = NodeTable(texts=texts, h=tr, h_smoothed=smoothed, keep=keep, txt_num=chars, title_index=title_index)
+    nodes = NodeTable(
+        texts=texts, h=tr, h_smoothed=smoothed, keep=keep, txt_num=chars, title_index=title_index
+    )
     logger.debug("%s: %d of %d lines kept", variant, len(kept), len(texts))
     return Extraction(title=title, body=body, method=variant, params=used, tau=tau, url=page.url, nodes=nodes)
