@@ -271,6 +271,7 @@ def evaluate_methods(
     params: dict[str, dict[str, Any]] | None = None,
     *,
     progress: bool = False,
+    total: int | None = None,
     paper: bool = True,
 ) -> dict[str, MethodResult]:
     """Run every method on every sample (methods interleaved per page) and score them.
@@ -279,6 +280,7 @@ def evaluate_methods(
     :param methods: names from :data:`~scrapy_cepr.METHOD_NAMES`.
     :param params: per-method keyword parameters (see :func:`scrapy_cepr.extract`).
     :param progress: show a tqdm progress bar on stderr.
+    :param total: number of pages, for the progress bar (None: unknown).
     :param paper: also compute the CEPR paper's scores (False leaves them empty: the
         quality gate needs only the benchmark metric).
     :returns: ``{method: MethodResult}`` in the order of *methods*.
@@ -290,7 +292,7 @@ def evaluate_methods(
     results = {name: MethodResult(name) for name in methods}
     from tqdm import tqdm
 
-    for sample in tqdm(samples, disable=not progress, unit="page", file=sys.stderr, leave=False):
+    for sample in tqdm(samples, total=total, disable=not progress, unit="page", file=sys.stderr, leave=False):
         for name in methods:
             res = results[name]
             start = time.perf_counter()
@@ -386,7 +388,8 @@ def _cmd_evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
     progress = not args.quiet and sys.stderr.isatty()
     try:
-        results = evaluate_methods(pages(), methods, params, progress=progress)
+        total = _count_pages(Path(args.corpus)) if progress else None
+        results = evaluate_methods(pages(), methods, params, progress=progress, total=total)
     except ValueError as exc:  # a malformed JSON-lines record
         raise InputError(str(exc)) from exc
     n = next(iter(results.values())).benchmark["pages"] if results else 0
@@ -405,6 +408,20 @@ def _cmd_evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     else:
         sys.stdout.write(f"corpus: {args.corpus} ({n} pages)\n\n{_markdown_table(results)}\n")
     return 0
+
+
+def _count_pages(path: Path) -> int | None:
+    """Pages in a corpus without reading them (for the progress bar), or None."""
+    try:
+        if (path / "ground-truth.json").is_file():
+            return len(json.loads((path / "ground-truth.json").read_text(encoding="utf-8")))
+        if path.is_dir():
+            found = sorted(path.glob("*.jsonl"))
+            path = found[0] if len(found) == 1 else path
+        with path.open("rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except (OSError, ValueError):
+        return None
 
 
 def _cmd_plot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
