@@ -167,7 +167,7 @@ def test_textrank_hand_computed_path_graph():
     # "a b c": edges a–b, b–c (weight 1); strengths a 1, b 2, c 1. By symmetry a = c:
     #   b = .15 + .85·(a + c) = .15 + 1.7a,  a = .15 + .85·b/2 = .15 + .425b
     #   → a = .15 + .06375 + .7225a → a = .21375/.2775 = 0.770270, b = 1.459459.
-    v_node, v_word, score = textrank(np.array([0, 0, 0]), np.array([0, 1, 2]))
+    _, v_word, score = textrank(np.array([0, 0, 0]), np.array([0, 1, 2]))
     assert v_word.tolist() == [0, 1, 2]
     assert score == pytest.approx([0.770270, 1.459459, 0.770270], abs=1e-3)
     # A text with one word has no edge: its score is 1 − d = .15.

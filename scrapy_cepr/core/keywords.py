@@ -34,7 +34,7 @@ import numpy as np
 
 from .text import CJK_RE
 
-__all__ = ["NodeKeywords", "stop_words", "segment", "textrank", "node_keywords"]
+__all__ = ["NodeKeywords", "node_keywords", "segment", "stop_words", "textrank"]
 
 logger = logging.getLogger(__name__)
 

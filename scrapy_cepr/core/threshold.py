@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["std_threshold", "otsu_threshold", "OTSU_GRID"]
+__all__ = ["OTSU_GRID", "otsu_threshold", "std_threshold"]
 
 
 def std_threshold(h: np.ndarray, alpha: float) -> float:

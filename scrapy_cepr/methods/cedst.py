@@ -73,7 +73,7 @@ from ..core.smoothing import adjacent_path_weights, smooth
 from ..core.threshold import otsu_threshold
 from ..core.title import pick_title
 
-__all__ = ["CEDSTParams", "Topics", "topics", "topic_feature", "sibling_groups", "cluster_variance_features", "link_feature", "fuse", "run"]
+__all__ = ["CEDSTParams", "Topics", "cluster_variance_features", "fuse", "link_feature", "run", "sibling_groups", "topic_feature", "topics"]
 
 logger = logging.getLogger(__name__)
 
@@ -135,8 +135,10 @@ class CEDSTParams:
         set_(self, "gamma", check_int("gamma", self.gamma, 0, 10**6))
         set_(self, "top_keywords", check_int("top_keywords", self.top_keywords, 1, 1000))
         set_(self, "topic_overlap", check_int("topic_overlap", self.topic_overlap, 1, 1000))
-        if not isinstance(self.stop_languages, str):
-            raise ValueError(f"stop_languages must be 'all', 'none' or comma-separated ISO 639-1 codes; got {self.stop_languages!r}")
+        if not isinstance(self.stop_languages, str):  # bad params raise ValueError (project rule)
+            raise ValueError(  # noqa: TRY004
+                f"stop_languages must be 'all', 'none' or comma-separated ISO 639-1 codes; got {self.stop_languages!r}"
+            )
         stop_words(self.stop_languages)  # raises ValueError naming stop_languages
         for name in ("weight_topic", "weight_cluster", "weight_variance"):
             set_(self, name, _check_weight(name, getattr(self, name)))
