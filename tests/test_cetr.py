@@ -126,6 +126,9 @@ def test_gaussian_radius_kernel():
     # = [0.27407, 0.45186, 0.27407]; zero padding: [0.27407·10, 0.45186·10, 0.27407·10].
     out = gaussian_smooth(np.array([0.0, 10.0, 0.0]), "radius", 1)
     assert out.round(4).tolist() == [2.7407, 4.5186, 2.7407]
+    # At the start: line 0 gets 0.45186·10, line 1 0.27407·10, the rest nothing.
+    out = gaussian_smooth(np.array([10.0, 0.0, 0.0, 0.0]), "radius", 1)
+    assert out.round(4).tolist() == [4.5186, 2.7407, 0.0, 0.0]
 
 
 def test_gaussian_std_kernel():
@@ -220,6 +223,16 @@ def test_threshold_variant_by_hand():
     r2 = cetr.run(page, CETRParams(cetr_radius=0, tm_lambda=2.0), "cetr-tm")
     assert math.isclose(r2.tau, 2 * math.sqrt(156.16))
     assert r2.body == "b" * 60
+
+
+def test_threshold_is_inclusive():
+    # Lines "<body>" (0/1 = 0) and "<p>" + 30 characters + "</p></body>" (30/3 = 10):
+    # σ([0, 10]) = 5, λ = 2 -> τ = 10, and T' = 10 ≥ τ is content.
+    page = Page.from_html("<html><body>\n<p>" + "c" * 30 + "</p></body></html>")
+    r = cetr.run(page, CETRParams(cetr_radius=0, tm_lambda=2.0), "cetr-tm")
+    assert r.nodes.h.tolist() == [0.0, 10.0]
+    assert r.tau == 10.0
+    assert r.body == "c" * 30
 
 
 # ------------------------------------------------------------------------ end to end
