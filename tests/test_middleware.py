@@ -1,0 +1,218 @@
+"""CEPRSpiderMiddleware: every item from a response gets its page (in the item or the side
+channel); requests pass through; plus one real crawl with the add-on against a local
+HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import http.server
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+import scrapy
+from scrapy.http import HtmlResponse, Request, Response
+from scrapy.utils.test import get_crawler
+
+from scrapy_cepr.middlewares import CEPRSpiderMiddleware, PageStore
+
+PAGE = "<html><body><h1>Hello</h1><p>One, two. Three; four.</p></body></html>"
+URL = "http://news.example/hello"
+
+
+def html_response(url: str = URL, body: str = PAGE) -> HtmlResponse:
+    return HtmlResponse(url, body=body.encode("utf-8"), encoding="utf-8")
+
+
+def middleware(**settings) -> CEPRSpiderMiddleware:
+    mw = CEPRSpiderMiddleware.from_crawler(get_crawler(settings_dict=settings))
+    mw.pages = PageStore(10)
+    return mw
+
+
+class LeanItem(scrapy.Item):
+    url = scrapy.Field()
+    title = scrapy.Field()
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenItem:
+    url: str | None = None
+    html: str | None = None
+
+
+def test_dict_item_gets_html_and_url():
+    mw = middleware()
+    item = mw.get_processed_item({}, html_response())
+    assert item == {"url": URL, "html": PAGE}
+    assert len(mw.pages) == 0
+
+
+def test_existing_url_and_html_are_kept():
+    mw = middleware()
+    item = mw.get_processed_item({"url": "http://canonical.example/x", "html": "<p>mine</p>"}, html_response())
+    assert item == {"url": "http://canonical.example/x", "html": "<p>mine</p>"}
+
+
+def test_custom_fields():
+    mw = middleware(CEPR_HTML_FIELD="raw", CEPR_URL_FIELD="link")
+    assert mw.get_processed_item({}, html_response()) == {"link": URL, "raw": PAGE}
+
+
+@pytest.mark.parametrize("make", [lambda: LeanItem(), lambda: FrozenItem()], ids=["no-html-field", "frozen"])
+def test_items_that_cannot_take_the_field_use_the_side_channel(make):
+    mw = middleware()
+    item = make()
+    assert mw.get_processed_item(item, html_response()) is item
+    ref = mw.pages.pop(item)
+    assert (ref.url, ref.html, ref.skip) == (URL, PAGE, None)
+    if isinstance(item, LeanItem):
+        assert dict(item) == {"url": URL}  # the URL field exists, so it is filled
+
+
+def test_non_html_response_gets_a_skip_marker():
+    mw = middleware()
+    item = mw.get_processed_item({}, Response("http://news.example/a.pdf", body=b"%PDF",
+                                              headers={"Content-Type": "application/pdf"}))
+    assert item == {"url": "http://news.example/a.pdf"}
+    ref = mw.pages.pop(item)
+    assert (ref.html, ref.skip, ref.reason) == (None, "non_html", "skipped: non-HTML response (application/pdf)")
+
+
+def test_without_content_type_the_response_class_is_named():
+    mw = middleware()
+    item = mw.get_processed_item({}, Response("http://news.example/blob", body=b"\x00\x01"))
+    assert mw.pages.pop(item).reason == "skipped: non-HTML response (no Content-Type, Response)"
+
+
+def test_requests_and_non_items_pass_through():
+    mw = middleware()
+    request = Request("http://news.example/next")
+    result = list(mw.process_spider_output(html_response(), [request, {"n": 1}, "not an item"]))
+    assert result == [request, {"n": 1, "url": URL, "html": PAGE}, "not an item"]
+
+
+def test_async_spider_output():
+    mw = middleware()
+
+    async def callback_output():
+        yield {"n": 1}
+        yield Request("http://news.example/next")
+
+    async def collect():
+        return [o async for o in mw.process_spider_output_async(html_response(), callback_output())]
+
+    item, request = asyncio.run(collect())
+    assert item == {"n": 1, "url": URL, "html": PAGE}
+    assert isinstance(request, Request)
+
+
+def test_missing_pipeline_is_logged_once(caplog):
+    mw = CEPRSpiderMiddleware.from_crawler(get_crawler())  # not crawling: no pipeline to find
+    a, b = LeanItem(), LeanItem()
+    mw.get_processed_item(a, html_response())
+    mw.get_processed_item(b, html_response())
+    assert caplog.text.count("CEPRSpiderMiddleware needs scrapy_cepr.pipelines.CEPRPipeline") == 1
+
+
+# -- a real crawl ----------------------------------------------------------------------
+
+ARTICLE = """<html><head><title>Storm hits coast | Daily News</title></head><body>
+<div class="nav"><a href="/">Home</a> <a href="/world">World</a> <a href="/doc.pdf">Report</a></div>
+<h1>Storm hits coast</h1>
+<div class="story">
+<p>The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; roads were closed.</p>
+<p>Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.</p>
+<p>Residents were told to stay indoors, keep away from windows, and follow the news.</p>
+</div>
+<div class="footer"><a href="/about">About us</a> <a href="/contact">Contact</a></div>
+</body></html>"""
+
+CRAWL_SCRIPT = textwrap.dedent('''
+    import json, sys
+    import scrapy
+    from scrapy.crawler import CrawlerProcess
+
+    class NewsItem(scrapy.Item):  # no html field: the page goes through the side channel
+        url = scrapy.Field()
+        title = scrapy.Field()
+        body = scrapy.Field()
+        cepr_error = scrapy.Field()
+
+    class NewsSpider(scrapy.Spider):
+        name = "news"
+
+        async def start(self):
+            yield scrapy.Request(sys.argv[1] + "/story.html")
+
+        async def parse(self, response):
+            yield NewsItem(url=response.url)
+            for href in response.css(".nav a::attr(href)").getall()[-1:]:
+                yield response.follow(href, self.parse_other)
+
+        def parse_other(self, response):
+            yield {"url": response.url}
+
+    if __name__ == "__main__":  # required by the process executor (spawn)
+        process = CrawlerProcess({
+            "ADDONS": {"scrapy_cepr.Addon": 0},
+            "CEPR_EXECUTOR": "process", "CEPR_MAX_WORKERS": 1,
+            "FEEDS": {sys.argv[2]: {"format": "jsonlines"}},
+            "LOG_LEVEL": "WARNING", "TELNETCONSOLE_ENABLED": False,
+        })
+        crawler = process.create_crawler(NewsSpider)
+        process.crawl(crawler)
+        process.start()
+        stats = {k: v for k, v in crawler.stats.get_stats().items() if k.startswith("cepr/")}
+        stats["finish_reason"] = crawler.stats.get_value("finish_reason")
+        print(json.dumps(stats))
+''')
+
+
+@pytest.fixture
+def site(tmp_path):
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "story.html").write_text(ARTICLE, encoding="utf-8")
+    (root / "doc.pdf").write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_real_crawl_with_the_addon(site, tmp_path):
+    script = tmp_path / "crawl.py"
+    script.write_text(CRAWL_SCRIPT)
+    feed = tmp_path / "items.jsonl"
+    done = subprocess.run([sys.executable, str(script), site, str(feed)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout.strip().splitlines()[-1])
+    items = {item["url"].rsplit("/", 1)[1]: item for item in map(json.loads, feed.read_text().splitlines())}
+    assert items["story.html"] == {
+        "url": f"{site}/story.html",
+        "title": "Storm hits coast",
+        "body": "The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost "
+                "power; roads were closed.\nOfficials said, in a statement, that the damage was severe. Schools "
+                "will stay closed until Friday, they added.\nResidents were told to stay indoors, keep away from "
+                "windows, and follow the news.",
+    }
+    assert items["doc.pdf"] == {"url": f"{site}/doc.pdf",
+                                "cepr_error": "skipped: non-HTML response (application/pdf)"}
+    assert stats["cepr/cleaned"] == 1 and stats["cepr/skipped/non_html"] == 1
+    assert stats["cepr/extraction_seconds"] > 0
+    assert stats["finish_reason"] == "finished"
