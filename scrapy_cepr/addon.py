@@ -18,7 +18,7 @@ from .pipelines import CEPRPipeline
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["Addon", "MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITY"]
+__all__ = ["MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITY", "Addon"]
 
 #: Order of the spider middleware. Low numbers are close to the engine, so the
 #: middleware sees each item last on its way out of the spider: later replacements of

@@ -179,7 +179,11 @@ class _PoolExecutor(Executor):
             return
         self._slots = asyncio.Semaphore(self.max_workers)
         self._pool = self._make_pool()
-        await self._await_ready(self._pool)
+        try:
+            await self._await_ready(self._pool)
+        except WorkerDied:
+            self.shutdown()
+            raise
 
     def _make_pool(self) -> _Pool:
         self._generation += 1
@@ -195,9 +199,12 @@ class _PoolExecutor(Executor):
         assert pool.ready is not None
         try:
             await asyncio.shield(pool.ready)
-        except (BrokenExecutor, asyncio.TimeoutError, RuntimeError) as exc:
+        except (BrokenExecutor, asyncio.TimeoutError, RuntimeError) as exc:  # noqa: UP041 - distinct on 3.10
             self._retire(pool, f"warm-up failed: {exc!r}")
-            raise WorkerDied(f"{self.name} pool could not start its workers: {exc!r}") from exc
+            raise WorkerDied(
+                f"the {self.name} pool could not start its workers ({exc!r}); if the crawl is started by a "
+                "script, guard it with `if __name__ == '__main__':` (spawned workers import the main module)"
+            ) from exc
 
     def shutdown(self) -> None:
         """Shut every pool down: an idle pool waits for its workers to exit; a pool with
@@ -232,7 +239,7 @@ class _PoolExecutor(Executor):
             pool.inflight += 1
             try:
                 return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
-            except asyncio.TimeoutError:
+            except asyncio.TimeoutError:  # noqa: UP041 - distinct from TimeoutError on Python 3.10
                 pool.stuck += 1
                 self._retire(pool, f"a page timed out ({url})")
                 raise ExtractionTimeout(f"timed out after {self.timeout:g} s") from None
@@ -347,7 +354,8 @@ def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, met
     """
     if name == "inline":
         return InlineExecutor(timeout=timeout, worker=worker, on_restart=on_restart, method=method)
-    common = dict(max_workers=max_workers, timeout=timeout, worker=worker, on_restart=on_restart, method=method)
+    common: dict[str, Any] = {"max_workers": max_workers, "timeout": timeout, "worker": worker, "on_restart": on_restart,
+                              "method": method}
     if name == "thread":
         return ThreadExecutor(**common)
     if name == "process":

@@ -27,10 +27,10 @@ from typing import Any
 from .methods import METHOD_NAMES, get_method
 
 __all__ = [
-    "CEPRConfig",
     "EXECUTORS",
     "SETTINGS_DOC",
     "START_METHODS",
+    "CEPRConfig",
     "method_settings",
     "param_setting_name",
     "settings_table",
@@ -157,7 +157,8 @@ class CEPRConfig:
             raise ValueError(f"CEPR_TIMEOUT must be a number of seconds > 0; got {t!r}")
         for attr in ("enabled", "keep_html"):
             if not isinstance(getattr(self, attr), bool):
-                raise ValueError(f"{_PREFIX + attr.upper()} must be True or False; got {getattr(self, attr)!r}")
+                raise ValueError(  # noqa: TRY004 - settings errors are ValueErrors naming the setting
+                    f"{_PREFIX + attr.upper()} must be True or False; got {getattr(self, attr)!r}")
 
     @property
     def params_dict(self) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr import extract
-from scrapy_cepr.executors import ExtractionTimeout, ProcessExecutor, WorkerDied, make_executor
+from scrapy_cepr.executors import ExtractionTimeout, ProcessExecutor, make_executor
 from scrapy_cepr.middlewares import CEPRSpiderMiddleware
 from scrapy_cepr.pipelines import CEPRPipeline
 from scrapy_cepr.worker import extract_page

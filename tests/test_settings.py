@@ -129,14 +129,14 @@ def test_settings_doc_defaults_match_the_code():
     documented = {name: default for name, default, _ in SETTINGS_DOC}
     for name, default in documented.items():
         if name in ("CEPR_ALPHA", "CEPR_LAMBDA", "CEPR_RADIUS", "CEPR_EDGES"):
-            expected = dict((s, d) for s, d, _ in method_settings("setpr"))[name]
+            expected = {s: d for s, d, _ in method_settings("setpr")}[name]
             assert default.replace('"', "'") == expected, name
             continue
         value = getattr(config, name[len("CEPR_"):].lower())
         if default == "os.cpu_count()":
             assert value == (os.cpu_count() or 1)
         else:
-            assert eval(default) == value, name  # noqa: S307 - our own constant
+            assert eval(default) == value, name
     table = settings_table()
     assert table.count("\n") == len(SETTINGS_DOC) + 1
     assert "| `CEPR_TIMEOUT` | `30.0` |" in table
