@@ -92,6 +92,7 @@ MINIFIED_LINE_CHARS = 600
 
 # Every tag of the serialisation: lxml escapes "<" and ">" in text and attribute values.
 _TAG_RE = re.compile(r"<[^>]*>")
+_TAG_NEWLINE_RE = re.compile(r"<[^>\n]*\n[^>]*>")
 
 
 @dataclass(frozen=True)
@@ -200,9 +201,9 @@ def tag_ratios(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray
         return [], empty, empty, np.zeros(0)
     lines = html.split("\n")
     text = _TAG_RE.sub(" ", html)  # every "<" and ">" belongs to a tag
-    if text.count("\n") != len(lines) - 1:  # a tag spans a newline
-        lines = _join_split_tags(lines)
-        html = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1:  # a tag spans a newline: make it a space
+        html = _TAG_NEWLINE_RE.sub(_newlines_to_spaces, html)
+        lines = html.split("\n")
         text = _TAG_RE.sub(" ", html)
     n = len(lines)
     tags = np.fromiter([line.count("<") for line in lines], dtype=np.int64, count=n)
@@ -222,21 +223,8 @@ def tag_ratios(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray
     return texts, chars, tags, tr
 
 
-def _join_split_tags(lines: list[str]) -> list[str]:
-    """Join each line that ends inside a tag (more ``<`` than ``>`` so far) with the next
-    one, a space for the newline."""
-    out: list[str] = []
-    pending: list[str] = []
-    depth = 0
-    for line in lines:
-        pending.append(line)
-        depth += line.count("<") - line.count(">")
-        if depth <= 0:
-            out.append(" ".join(pending))
-            pending, depth = [], 0
-    if pending:
-        out.append(" ".join(pending))
-    return out
+def _newlines_to_spaces(match: re.Match) -> str:
+    return match.group().replace("\n", " ")
 
 
 def gaussian_smooth(x: np.ndarray, kernel: str = "radius", radius: int = 3) -> np.ndarray:
