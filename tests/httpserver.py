@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ServedPage", "PageServer", "parse_stats_dump"]
+__all__ = ["PageServer", "ServedPage", "parse_stats_dump"]
 
 
 @dataclass(frozen=True)
@@ -74,13 +74,13 @@ class PageServer:
         with self._lock:
             self._hits += 1
 
-    def __enter__(self) -> PageServer:
+    def __enter__(self) -> Self:
         pages, count = self._pages, self._count
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_GET(self) -> None:
                 page = pages.get(self.path) or ServedPage(b"<html><body><h1>Not found</h1></body></html>", status=404)
                 count()
                 self.send_response(page.status)
