@@ -75,9 +75,9 @@ def test_weight_for_paths_at_token_distance_two():
     html = "<html><body><div><p>one</p><div><span>two</span></div></div></body></html>"
     page = Page.from_html(html)
     assert [page.node_path(i) for i in range(2)] == ["html.body.div.p", "html.body.div.div.span"]
-    w = adjacent_path_weights(page.path_ids, page.path_tags, radius=1, lambda_=1.0)
+    w = adjacent_path_weights(page.path_ids, page.path_codes, radius=1, lambda_=1.0)
     assert w.tolist() == [[0.5, 0.0]]  # 1/2^1, and nothing right of the last node
-    w2 = adjacent_path_weights(page.path_ids, page.path_tags, radius=1, lambda_=2.0)
+    w2 = adjacent_path_weights(page.path_ids, page.path_codes, radius=1, lambda_=2.0)
     assert w2[0, 0] == 0.25  # 1/2^2
     assert path_weight(2, 1.0) == 0.5
     assert path_weight(0, 3.0) == 1.0  # the same path always weighs 1
@@ -86,7 +86,7 @@ def test_weight_for_paths_at_token_distance_two():
 def test_distance_is_over_tags_not_characters():
     # "span" vs "b": one substitution over tags (character distance would be 4).
     page = Page.from_html("<html><body><div><span>x</span><b>y</b></div></body></html>")
-    w = adjacent_path_weights(page.path_ids, page.path_tags, radius=1, lambda_=1.0)
+    w = adjacent_path_weights(page.path_ids, page.path_codes, radius=1, lambda_=1.0)
     assert w[0, 0] == 1.0  # 1/1^1
 
 

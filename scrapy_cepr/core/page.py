@@ -137,7 +137,10 @@ class Page:
     * ``in_link``: bool, the node is inside an ``<a>``;
     * ``owners``: list of N lxml elements that own each text (the parent for a tail).
 
-    ``paths`` are the distinct tag paths (dotted, e.g. ``html.body.div.p``) and
+    ``paths`` are the distinct tag paths (dotted, e.g. ``html.body.div.p``), ``path_tags``
+    the same as tuples of tag names, ``path_codes`` the same as strings of one character
+    per tag name (for token-level edit distances, see
+    :func:`~scrapy_cepr.core.smoothing.adjacent_path_weights`), and
     ``headings`` are ``(level, first_node, end_node)`` ranges of ``h1``–``h3`` elements.
     ``root`` is the cleaned lxml tree (or None for an empty page); ``source`` the decoded
     HTML. Treat everything as read-only.
@@ -150,6 +153,7 @@ class Page:
     path_ids: np.ndarray
     paths: list[str]
     path_tags: list[tuple[str, ...]]
+    path_codes: list[str]
     blocks: np.ndarray
     in_link: np.ndarray
     owners: list
@@ -186,7 +190,7 @@ class Page:
     def _empty(cls, source: str, url: str | None, root=None, html_title=None, meta_title=None) -> Page:
         return cls(
             source=source, url=url, root=root, texts=[], path_ids=np.zeros(0, np.int64), paths=[],
-            path_tags=[], blocks=np.zeros(0, np.int64), in_link=np.zeros(0, bool), owners=[],
+            path_tags=[], path_codes=[], blocks=np.zeros(0, np.int64), in_link=np.zeros(0, bool), owners=[],
             headings=[], html_title=html_title, meta_title=meta_title,
         )
 
@@ -225,6 +229,8 @@ class Page:
         path_tag = ["html", "body"]
         path_level = [0, 0]  # innermost h1-h3 on the path (0: none)
         path_link = [False, False]  # the path passes through an <a>
+        tag_codes: dict[object, str] = {"html": _code(0), "body": _code(1)}
+        path_codes = [tag_codes["html"], tag_codes["html"] + tag_codes["body"]]
         n_blocks = 2
         path_ids: list[int] = []
         block_ids: list[int] = []
@@ -249,6 +255,10 @@ class Page:
                         path_tag.append(tag if isinstance(tag, str) else "#")
                         path_level.append(_HEADING_TAGS.get(tag, path_level[pid]))
                         path_link.append(tag == "a" or path_link[pid])
+                        code = tag_codes.get(tag)
+                        if code is None:
+                            code = tag_codes[tag] = _code(len(tag_codes))
+                        path_codes.append(path_codes[pid] + code)
                     pid = child
                     if tag in BLOCK_TAGS:
                         block = n_blocks
@@ -278,6 +288,7 @@ class Page:
             path_ids=pids,
             paths=[".".join(t) for t in tags_of],
             path_tags=tags_of,
+            path_codes=path_codes,
             blocks=blocks,
             in_link=in_a[pids] if pids.size else np.zeros(0, bool),
             owners=owners,
@@ -306,6 +317,11 @@ class Page:
     def node_path(self, i: int) -> str:
         """Dotted tag path of text node *i*."""
         return self.paths[self.path_ids[i]]
+
+
+def _code(index: int) -> str:
+    """The one-character code of the *index*-th distinct tag name of a page."""
+    return chr(0x4E00 + index)
 
 
 def _heading_runs(level: np.ndarray, blocks: np.ndarray) -> list[tuple[int, int, int]]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["gaussian_kernel", "path_weight", "adjacent_path_weights", "smooth"]
+__all__ = ["gaussian_kernel", "path_weight", "encode_paths", "adjacent_path_weights", "smooth"]
 
 
 def gaussian_kernel(radius: int) -> np.ndarray:
@@ -47,22 +47,26 @@ def path_weight(distance: int | np.ndarray, lambda_: float) -> float | np.ndarra
     return float(w) if w.ndim == 0 else w
 
 
-def _path_codes(path_tags: Sequence[tuple[str, ...]], wanted: np.ndarray) -> dict[int, str]:
-    """The tag paths *wanted* (path ids) as strings with one character per tag, so that a
-    character-level Levenshtein distance in rapidfuzz is the token-level distance over
-    tags (spec §1: insertion, deletion and substitution of a tag each cost 1)."""
+def encode_paths(path_tags: Sequence[Sequence[str]]) -> list[str]:
+    """Each tag path as a string of one character per tag name, so that rapidfuzz's
+    character-level Levenshtein distance is the token-level distance over tags (spec §1:
+    inserting, deleting or substituting one tag costs 1). The page model builds these
+    codes during its walk (``Page.path_codes``); this function is for other callers.
+
+    >>> a, b = encode_paths([("html", "body", "div", "p"), ("html", "body", "ul", "li", "a")])
+    >>> Levenshtein.distance(a, b)
+    3
+    """
     alphabet: dict[str, str] = {}
-    codes = {}
-    for pid in wanted.tolist():
-        codes[pid] = "".join([alphabet.setdefault(t, chr(0x4E00 + len(alphabet))) for t in path_tags[pid]])
-    return codes
+    return ["".join([alphabet.setdefault(t, chr(0x4E00 + len(alphabet))) for t in tags]) for tags in path_tags]
 
 
-def adjacent_path_weights(path_ids: np.ndarray, path_tags: Sequence[tuple[str, ...]], radius: int, lambda_: float) -> np.ndarray:
+def adjacent_path_weights(path_ids: np.ndarray, path_codes: Sequence[str], radius: int, lambda_: float) -> np.ndarray:
     """Weights ``w(p_i, p_{i+j})`` for every node ``i`` and offset ``j = 1 … r``.
 
     :param path_ids: int ``(N,)``, tag path of each text node.
-    :param path_tags: the tags of each distinct path (index = path id).
+    :param path_codes: each distinct tag path (index = path id) as a string of one
+        character per tag (``Page.path_codes`` or :func:`encode_paths`).
     :returns: float64 ``(r, N)``; row ``j-1``, column ``i`` holds the weight between
         nodes ``i`` and ``i+j`` (columns past ``N-j`` are 0). The weight is symmetric, so
         the same row serves the offset ``-j``.
@@ -73,11 +77,11 @@ def adjacent_path_weights(path_ids: np.ndarray, path_tags: Sequence[tuple[str, .
     out = np.zeros((radius, n))
     if n < 2 or radius == 0:
         return out
-    n_paths = len(path_tags)
+    n_paths = len(path_codes)
     pairs = [np.minimum(path_ids[:-j], path_ids[j:]) * n_paths + np.maximum(path_ids[:-j], path_ids[j:]) for j in range(1, min(radius, n - 1) + 1)]
     unique, inverse = np.unique(np.concatenate(pairs), return_inverse=True)
     first, second = divmod(unique, n_paths)
-    codes = _path_codes(path_tags, np.union1d(first, second))
+    codes = path_codes
     distance = Levenshtein.distance
     dist = np.fromiter(
         (distance(codes[a], codes[b]) if a != b else 0 for a, b in zip(first.tolist(), second.tolist())),

@@ -382,7 +382,7 @@ def histogram(page: Page, params: CEDSTParams) -> tuple[np.ndarray, np.ndarray, 
     h = fuse(h_topic, h_cluster, h_var, h_href, params)
     weights = None
     if params.lambda_ > 0 and params.radius > 0:
-        weights = adjacent_path_weights(page.path_ids, page.path_tags, params.radius, params.lambda_)
+        weights = adjacent_path_weights(page.path_ids, page.path_codes, params.radius, params.lambda_)
     h_smoothed = smooth(h, weights, params.radius, edges=params.edges)
     features = {"topic": h_topic, "cluster": h_cluster, "variance": h_var, "link": h_href}
     return h, h_smoothed, features

@@ -77,7 +77,7 @@ def histogram(page: Page, variant: str, params: CEPRParams) -> tuple[np.ndarray,
     h = etpr(page.path_ids, page.char_counts, page.punct_counts, n_paths)[page.path_ids]
     if variant == "etpr":
         return h, h
-    weights = adjacent_path_weights(page.path_ids, page.path_tags, params.radius, params.lambda_)
+    weights = adjacent_path_weights(page.path_ids, page.path_codes, params.radius, params.lambda_)
     return h, smooth(h, weights, params.radius, edges=params.edges)
 
 
