@@ -137,10 +137,11 @@ class Page:
     * ``in_link``: bool, the node is inside an ``<a>``;
     * ``owners``: list of N lxml elements that own each text (the parent for a tail).
 
-    ``paths`` are the distinct tag paths (dotted, e.g. ``html.body.div.p``), ``path_tags``
-    the same as tuples of tag names, ``path_codes`` the same as strings of one character
-    per tag name (for token-level edit distances, see
-    :func:`~scrapy_cepr.core.smoothing.adjacent_path_weights`), and
+    The distinct tag paths form a tree: path ``p`` is its parent path ``path_parents[p]``
+    (-1 for ``html``) plus the tag ``path_names[p]``. :attr:`paths` gives them dotted
+    (``html.body.div.p``), :attr:`path_tags` as tuples of tag names (both built on first
+    access), ``path_codes`` as strings of one character per tag name (for token-level
+    edit distances, see :func:`~scrapy_cepr.core.smoothing.adjacent_path_weights`), and
     ``headings`` are ``(level, first_node, end_node)`` ranges of ``h1``–``h3`` elements.
     ``root`` is the cleaned lxml tree (or None for an empty page); ``source`` the decoded
     HTML. Treat everything as read-only.
@@ -151,8 +152,8 @@ class Page:
     root: etree._Element | None
     texts: list[str]
     path_ids: np.ndarray
-    paths: list[str]
-    path_tags: list[tuple[str, ...]]
+    path_parents: list[int]
+    path_names: list[str]
     path_codes: list[str]
     blocks: np.ndarray
     in_link: np.ndarray
@@ -189,18 +190,19 @@ class Page:
     @classmethod
     def _empty(cls, source: str, url: str | None, root=None, html_title=None, meta_title=None) -> Page:
         return cls(
-            source=source, url=url, root=root, texts=[], path_ids=np.zeros(0, np.int64), paths=[],
-            path_tags=[], path_codes=[], blocks=np.zeros(0, np.int64), in_link=np.zeros(0, bool), owners=[],
+            source=source, url=url, root=root, texts=[], path_ids=np.zeros(0, np.int64), path_parents=[],
+            path_names=[], path_codes=[], blocks=np.zeros(0, np.int64), in_link=np.zeros(0, bool), owners=[],
             headings=[], html_title=html_title, meta_title=meta_title,
         )
 
     @classmethod
     def _walk(cls, source: str, url: str | None, root: etree._Element) -> Page:
         html_title = _clean(root.findtext("head/title"))
-        meta = root.xpath(
-            "/html/head/meta[@property='og:title' or @name='og:title' or @name='twitter:title']/@content"
-        )
-        meta_title = _clean(str(meta[0])) if meta else None
+        meta_title = None
+        for meta in root.iterfind("head/meta"):
+            if meta.get("property") == "og:title" or meta.get("name") in ("og:title", "twitter:title"):
+                meta_title = _clean(meta.get("content"))
+                break
         body = root.find("body")
         if body is None:
             return cls._empty(source, url, root, html_title, meta_title)
@@ -222,80 +224,86 @@ class Page:
 
         # Per element met on the way up from a text node: (path id, block element id).
         # Tag paths are interned by (parent path id, tag) so that no string is built per
-        # node; dotted names are made once per distinct path afterwards.
+        # node; each new path gets its heading level, link flag and code at once.
         known: dict = {body: (1, 1)}
         path_key: dict[tuple[int, object], int] = {(-1, "html"): 0, (0, "body"): 1}
-        path_parent = [-1, 0]
-        path_tag = ["html", "body"]
+        path_parents = [-1, 0]
+        path_names = ["html", "body"]
         path_level = [0, 0]  # innermost h1-h3 on the path (0: none)
         path_link = [False, False]  # the path passes through an <a>
         tag_codes: dict[object, str] = {"html": _code(0), "body": _code(1)}
         path_codes = [tag_codes["html"], tag_codes["html"] + tag_codes["body"]]
-        n_blocks = 2
-        path_ids: list[int] = []
-        block_ids: list[int] = []
-        for el in owners:
-            info = known.get(el)
-            if info is None:
-                chain = [el]
-                up = el.getparent()
-                info = known.get(up)
-                while info is None:
-                    chain.append(up)
-                    up = up.getparent()
-                    info = known.get(up)
-                pid, block = info
-                for up in reversed(chain):
-                    tag = up.tag
-                    key = (pid, tag)
-                    child = path_key.get(key)
-                    if child is None:
-                        child = path_key[key] = len(path_tag)
-                        path_parent.append(pid)
-                        path_tag.append(tag if isinstance(tag, str) else "#")
-                        path_level.append(_HEADING_TAGS.get(tag, path_level[pid]))
-                        path_link.append(tag == "a" or path_link[pid])
-                        code = tag_codes.get(tag)
-                        if code is None:
-                            code = tag_codes[tag] = _code(len(tag_codes))
-                        path_codes.append(path_codes[pid] + code)
-                    pid = child
-                    if tag in BLOCK_TAGS:
-                        block = n_blocks
-                        n_blocks += 1
-                    known[up] = info = (pid, block)
-            path_ids.append(info[0])
-            block_ids.append(info[1])
+        next_block = [2]
+        lookup = known.get
 
-        tags_of: list[tuple[str, ...]] = [()] * len(path_tag)
-        for pid, (parent, tag) in enumerate(zip(path_parent, path_tag)):
-            tags_of[pid] = (tags_of[parent] + (tag,)) if parent >= 0 else (tag,)
-        pids = np.array(path_ids, dtype=np.int64)
-        block_el = np.array(block_ids, dtype=np.int64)
+        def locate(el: etree._Element) -> tuple[int, int]:
+            chain = [el]
+            up = el.getparent()
+            info = lookup(up)
+            while info is None:
+                chain.append(up)
+                up = up.getparent()
+                info = lookup(up)
+            pid, block = info
+            for up in reversed(chain):
+                tag = up.tag
+                key = (pid, tag)
+                child = path_key.get(key)
+                if child is None:
+                    child = path_key[key] = len(path_names)
+                    path_parents.append(pid)
+                    path_names.append(tag if isinstance(tag, str) else "#")
+                    path_level.append(_HEADING_TAGS.get(tag, path_level[pid]))
+                    path_link.append(tag == "a" or path_link[pid])
+                    code = tag_codes.get(tag)
+                    if code is None:
+                        code = tag_codes[tag] = _code(len(tag_codes))
+                    path_codes.append(path_codes[pid] + code)
+                pid = child
+                if tag in BLOCK_TAGS:
+                    block = next_block[0]
+                    next_block[0] += 1
+                known[up] = info = (pid, block)
+            return info
+
+        infos = np.array([lookup(el) or locate(el) for el in owners], dtype=np.int64).reshape(-1, 2)
+        pids = infos[:, 0]
+        block_el = infos[:, 1]
         # Lines: a new one where the block element changes or after a block/<br> tail.
         new_line = np.array(breaks, dtype=bool)
         if new_line.size:
             new_line[1:] |= block_el[1:] != block_el[:-1]
             new_line[0] = True
         blocks = np.cumsum(new_line, dtype=np.int64)
-        in_a = np.array(path_link, dtype=bool)
-        level = np.array(path_level, dtype=np.int64)
         return cls(
             source=source,
             url=url,
             root=root,
             texts=texts,
             path_ids=pids,
-            paths=[".".join(t) for t in tags_of],
-            path_tags=tags_of,
+            path_parents=path_parents,
+            path_names=path_names,
             path_codes=path_codes,
             blocks=blocks,
-            in_link=in_a[pids] if pids.size else np.zeros(0, bool),
+            in_link=np.array(path_link, dtype=bool)[pids],
             owners=owners,
-            headings=_heading_runs(level[pids] if pids.size else np.zeros(0, np.int64), blocks),
+            headings=_heading_runs(np.array(path_level, dtype=np.int64)[pids], blocks),
             html_title=html_title,
             meta_title=meta_title,
         )
+
+    @cached_property
+    def path_tags(self) -> list[tuple[str, ...]]:
+        """Each distinct tag path as a tuple of tag names, e.g. ``("html", "body", "p")``."""
+        tags: list[tuple[str, ...]] = []
+        for parent, name in zip(self.path_parents, self.path_names):
+            tags.append(tags[parent] + (name,) if parent >= 0 else (name,))
+        return tags
+
+    @cached_property
+    def paths(self) -> list[str]:
+        """Each distinct tag path dotted, e.g. ``html.body.div.p`` (index = path id)."""
+        return [".".join(t) for t in self.path_tags]
 
     def __len__(self) -> int:
         """Number of text nodes N."""
@@ -354,7 +362,7 @@ def _parse(source: str) -> etree._Element | None:
     if "\x00" in source:
         source = source.replace("\x00", "")
     source = _XML_DECL_RE.sub("", source, count=1)
-    if not source.strip():
+    if not source or source.isspace():
         return None
     parser = etree.HTMLParser(**_PARSER_OPTIONS)
     try:
