@@ -17,10 +17,10 @@ from .methods import METHOD_NAMES, get_method
 __version__ = "0.1.0"
 
 __all__ = [
+    "METHOD_NAMES",
     "Addon",
     "Extraction",
     "ExtractionError",
-    "METHOD_NAMES",
     "NodeTable",
     "NotHTMLError",
     "extract",

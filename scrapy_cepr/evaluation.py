@@ -19,16 +19,16 @@ from pathlib import Path
 from .core.text import paper_tokens, word_tokens
 
 __all__ = [
-    "PaperScore",
+    "CORPUS_ENV",
     "BenchmarkCounts",
+    "PaperScore",
     "Sample",
-    "paper_score",
     "benchmark_counts",
     "benchmark_summary",
-    "macro_paper",
-    "load_corpus",
     "corpus_digest",
-    "CORPUS_ENV",
+    "load_corpus",
+    "macro_paper",
+    "paper_score",
 ]
 
 #: Environment variable naming the article-extraction-benchmark directory.

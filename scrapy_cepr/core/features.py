@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["path_stats", "tpr", "etpr"]
+__all__ = ["etpr", "path_stats", "tpr"]
 
 
 def path_stats(path_ids: np.ndarray, values: np.ndarray, n_paths: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -30,16 +30,14 @@ from w3lib.encoding import html_to_unicode
 
 from .errors import NotHTMLError
 
-__all__ = ["Page", "decode_html", "sniff_not_html", "BLOCK_TAGS", "REMOVED_TAGS"]
+__all__ = ["BLOCK_TAGS", "REMOVED_TAGS", "Page", "decode_html", "sniff_not_html"]
 
 #: Elements removed with their content before the walk (spec §1 "Units").
 REMOVED_TAGS = ("script", "style", "noscript", "iframe", "template")
 
 #: Elements that start a new line of the body (block-level display).
 BLOCK_TAGS = frozenset(
-    "address article aside blockquote body caption dd details dialog div dl dt fieldset "
-    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html legend li main "
-    "nav ol p pre section summary table tbody td tfoot th thead tr ul".split()
+    ["address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"]
 )
 _HEADING_TAGS = {"h1": 1, "h2": 2, "h3": 3}
 _BREAKING_TAGS = BLOCK_TAGS | {"br"}
@@ -54,14 +52,14 @@ _SNIFF_CHARS = 4096
 # A parser with safe defaults (as parsel does): no network, no entity tricks, no
 # ``huge_tree`` (libxml2's own limits on depth and text size stay in force), comments and
 # processing instructions dropped at parse time.
-_PARSER_OPTIONS = dict(
-    remove_comments=True,
-    remove_pis=True,
-    no_network=True,
-    huge_tree=False,
-    remove_blank_text=False,
-    default_doctype=False,
-)
+_PARSER_OPTIONS = {
+    "remove_comments": True,
+    "remove_pis": True,
+    "no_network": True,
+    "huge_tree": False,
+    "remove_blank_text": False,
+    "default_doctype": False,
+}
 
 
 def decode_html(html: str | bytes, encoding: str | None = None) -> str:

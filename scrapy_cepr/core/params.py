@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-__all__ = ["check_real", "check_int", "check_choice"]
+__all__ = ["check_choice", "check_int", "check_real"]
 
 
 def check_real(name: str, value: object, low: float = 0.0, high: float = math.inf) -> float:

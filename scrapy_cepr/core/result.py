@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Extraction", "NodeTable", "assemble_body"]
+__all__ = ["Extraction", "NodeTable", "assemble_body", "text_node_extraction"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,3 +141,39 @@ def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray) ->
         lines.append(" ".join(texts[i] for i in idx[start:end].tolist()))
         start = end
     return "\n".join(lines)
+
+
+def text_node_extraction(
+    page: Any,
+    *,
+    method: str,
+    params: Mapping[str, Any],
+    title: tuple[str | None, int | None],
+    h: np.ndarray,
+    h_smoothed: np.ndarray,
+    keep: np.ndarray,
+    tau: float | None = None,
+    punc_num: np.ndarray | None = None,
+) -> Extraction:
+    """The :class:`Extraction` of a method whose units are the page's text nodes (CEPR,
+    NCE, CEDST): the body is :func:`assemble_body` of the kept nodes, and ``nodes`` a
+    :class:`NodeTable` view on the page's arrays and the method's histograms.
+
+    :param page: a :class:`~scrapy_cepr.core.page.Page` with N text nodes.
+    :param title: ``(title, index of its text node or None)`` as the method found it.
+    :param h, h_smoothed, keep: the method's ``(N,)`` histogram, smoothed histogram
+        and content mask.
+    """
+    nodes = NodeTable(
+        texts=page.texts,
+        h=h,
+        h_smoothed=h_smoothed,
+        keep=keep,
+        path_ids=page.path_ids,
+        paths=page.paths,
+        txt_num=page.char_counts,
+        punc_num=punc_num,
+        title_index=title[1],
+    )
+    body = assemble_body(page.texts, page.blocks, keep)
+    return Extraction(title=title[0], body=body, method=method, params=params, tau=tau, url=page.url, nodes=nodes)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["gaussian_kernel", "path_weight", "encode_paths", "adjacent_path_weights", "smooth"]
+__all__ = ["adjacent_path_weights", "encode_paths", "gaussian_kernel", "path_weight", "smooth"]
 
 
 def gaussian_kernel(radius: int) -> np.ndarray:

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = [
-    "normalize_space",
-    "punctuation_table",
-    "count_punctuation",
     "CJK_RE",
+    "count_punctuation",
+    "normalize_space",
     "paper_tokens",
+    "punctuation_table",
     "word_tokens",
 ]
 

@@ -15,7 +15,7 @@ from typing import Any
 from ..core.page import Page
 from ..core.result import Extraction
 
-__all__ = ["Method", "METHOD_NAMES", "get_method"]
+__all__ = ["METHOD_NAMES", "Method", "get_method"]
 
 # name -> (module, params class, run function, extra keyword for run, one-line summary)
 _REGISTRY: dict[str, tuple[str, str, str, dict[str, Any], str]] = {

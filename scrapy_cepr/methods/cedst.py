@@ -68,7 +68,7 @@ from ..core.evidence import NEWS, bma, dempster
 from ..core.keywords import NodeKeywords, node_keywords, stop_words
 from ..core.page import BLOCK_TAGS, Page
 from ..core.params import check_choice, check_int, check_real
-from ..core.result import Extraction, NodeTable, assemble_body
+from ..core.result import Extraction, text_node_extraction
 from ..core.smoothing import adjacent_path_weights, smooth
 from ..core.threshold import otsu_threshold
 from ..core.title import pick_title
@@ -415,15 +415,7 @@ def run(page: Page, params: CEDSTParams) -> Extraction:
     h, h_smoothed, _ = histogram(page, params)
     tau = otsu_threshold(h_smoothed)
     keep = h_smoothed > tau
-    nodes = NodeTable(
-        texts=page.texts,
-        h=h,
-        h_smoothed=h_smoothed,
-        keep=keep,
-        path_ids=page.path_ids,
-        paths=page.paths,
-        txt_num=page.char_counts,
-        title_index=title_index,
+    return text_node_extraction(
+        page, method="cedst", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed, keep=keep,
+        tau=tau,
     )
-    body = assemble_body(page.texts, page.blocks, keep)
-    return Extraction(title=title, body=body, method="cedst", params=used, tau=tau, url=page.url, nodes=nodes)

@@ -29,12 +29,12 @@ import numpy as np
 from ..core.features import etpr, tpr
 from ..core.page import Page
 from ..core.params import check_choice, check_int, check_real
-from ..core.result import Extraction, NodeTable, assemble_body
+from ..core.result import Extraction, text_node_extraction
 from ..core.smoothing import adjacent_path_weights, smooth
 from ..core.threshold import std_threshold
 from ..core.title import pick_title
 
-__all__ = ["CEPRParams", "PAPER_ALPHA", "run"]
+__all__ = ["PAPER_ALPHA", "CEPRParams", "run"]
 
 #: α of each variant in the paper's experiments (Sec. 5.2).
 PAPER_ALPHA = {"tpr": 1.7, "etpr": 0.7, "setpr": 0.8}
@@ -97,16 +97,7 @@ def run(page: Page, params: CEPRParams, variant: str = "setpr") -> Extraction:
     h, h_smoothed = histogram(page, variant, params)
     tau = std_threshold(h_smoothed, alpha)
     keep = h_smoothed > tau
-    nodes = NodeTable(
-        texts=page.texts,
-        h=h,
-        h_smoothed=h_smoothed,
-        keep=keep,
-        path_ids=page.path_ids,
-        paths=page.paths,
-        txt_num=page.char_counts,
-        punc_num=page.punct_counts if variant != "tpr" else None,
-        title_index=title_index,
+    return text_node_extraction(
+        page, method=variant, params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed, keep=keep,
+        tau=tau, punc_num=page.punct_counts if variant != "tpr" else None,
     )
-    body = assemble_body(page.texts, page.blocks, keep)
-    return Extraction(title=title, body=body, method=variant, params=used, tau=tau, url=page.url, nodes=nodes)

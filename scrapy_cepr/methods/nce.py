@@ -88,11 +88,11 @@ from lxml import etree
 
 from ..core.page import Page
 from ..core.params import check_int, check_real
-from ..core.result import Extraction, NodeTable, assemble_body
+from ..core.result import Extraction, text_node_extraction
 from ..core.text import CJK_RE
 from ..core.title import pick_title, strip_site_name
 
-__all__ = ["NCEParams", "run", "separator_node", "comment_start", "title_search", "ElementTable"]
+__all__ = ["ElementTable", "NCEParams", "comment_start", "run", "separator_node", "title_search"]
 
 logger = logging.getLogger(__name__)
 
@@ -426,15 +426,6 @@ def run(page: Page, params: NCEParams, table: ElementTable | None = None) -> Ext
     title, title_index = title_search(page, table, keep, params)
     if title is None:
         title, title_index = pick_title(page)
-    nodes = NodeTable(
-        texts=page.texts,
-        h=stage,
-        h_smoothed=stage,
-        keep=keep,
-        path_ids=page.path_ids,
-        paths=page.paths,
-        txt_num=page.char_counts,
-        title_index=title_index,
+    return text_node_extraction(
+        page, method="nce", params=used, title=(title, title_index), h=stage, h_smoothed=stage, keep=keep
     )
-    body = assemble_body(page.texts, page.blocks, keep)
-    return Extraction(title=title, body=body, method="nce", params=used, url=page.url, nodes=nodes)
