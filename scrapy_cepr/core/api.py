@@ -21,8 +21,23 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "setpr",
         (CEPR-SETPR, Wu et al. 2013).
     :param encoding: charset from the transport (the HTTP header), tried before
         ``<meta charset>``.
-    :param params: the method's parameters. CEPR (``tpr``, ``etpr``, ``setpr``):
-        ``alpha=None`` (the paper's value: 1.7, 0.7, 0.8), ``lambda_=1.0``, ``radius=1``.
+    :param params: the method's parameters (``get_method(method).param_names()``), each
+        defaulting to its paper's (or fitted) value:
+
+        * CEPR (``tpr``, ``etpr``, ``setpr``; Wu et al. 2013): ``alpha=None`` (the
+          paper's 1.7, 0.7, 0.8), ``lambda_=1.0``, ``radius=1``, ``edges="keep"``;
+        * CETR (``cetr``, ``cetr-tm``; Weninger et al. 2010): ``cetr_radius=3``,
+          ``cetr_kernel="radius"``, ``lookahead=3``, ``clusters=3``, ``tm_lambda=1.0``,
+          ``wrap_width=60``, ``kmeans_iterations=100``;
+        * NCE (Laber et al. 2009): ``link_density``, ``sibling_link_density``,
+          ``min_leaf_chars``, ``min_separator_chars``, ``min_sibling_chars``,
+          ``comment_similarity``, ``comment_window``, ``comment_min_words``,
+          ``title_min_words``, ``title_max_words``, ``title_overlap`` (fitted by
+          ``benchmarks/fit_nce.py``);
+        * CEDST (Zhang et al. 2018): ``gamma=2``, ``top_keywords=5``, ``topic_overlap=2``,
+          ``stop_languages="all"``, ``weight_topic``/``weight_cluster``/
+          ``weight_variance``/``weight_link=0.9``, ``siblings="container"``,
+          ``radius=1``, ``lambda_=0.0``, ``edges="keep"``.
     :returns: an :class:`Extraction`. A page with no text (empty, whitespace-only, no
         body text) gives ``title=None`` or the head's title, and ``body=""``.
     :raises ValueError: unknown method, unknown parameter, or a value out of range
