@@ -242,14 +242,17 @@ class MethodResult:
 
     @property
     def benchmark(self) -> dict[str, float]:
+        """Benchmark-metric summary (spec §6): precision, recall, f1, accuracy, pages."""
         return benchmark_summary(self.counts)
 
     @property
     def paper(self) -> PaperScore:
+        """Macro-averaged CEPR paper scores (Eqs. 7–8)."""
         return macro_paper(self.paper_scores)
 
     @property
     def median_ms(self) -> float:
+        """Median extraction time per page, in ms (0 for no pages)."""
         return statistics.median(self.times_ms) if self.times_ms else 0.0
 
     def to_dict(self) -> dict[str, Any]:

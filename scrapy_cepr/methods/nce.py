@@ -311,6 +311,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
     size: list[int] = []
 
     def find(a: int) -> int:
+        """Union-find root of block *a*, with path halving."""
         while parent[a] != a:
             parent[a] = parent[parent[a]]
             a = parent[a]
