@@ -10,8 +10,8 @@ process pool (setting ``CEPR_EXECUTOR``).
 * ``process`` (:class:`ProcessExecutor`, the default): a
   :class:`~concurrent.futures.ProcessPoolExecutor` started with ``spawn`` or
   ``forkserver`` (never ``fork``: forking a running reactor with its threads and
-  sockets is unsafe). Extraction runs on the other cores; only the HTML (``str``) goes
-  to the worker and a small dict comes back.
+  sockets is unsafe). Extraction runs on the other cores; only the page's bytes and
+  encoding go to the worker and the title and body come back.
 
 Why ``process`` is the default (measured on the 181 pages of the article-extraction
 benchmark, CEPR-SETPR, 2 cores shared with other jobs, so ±25 %): throughput is about
@@ -26,18 +26,27 @@ workers import the main module; ``scrapy crawl`` needs nothing).
 
 Common rules of the two pools:
 
-* at most ``max_workers`` pages are submitted at once (an :class:`asyncio.Semaphore`),
-  so a submitted page starts at once and ``CEPR_TIMEOUT`` measures its extraction, not
-  its wait in a queue; the pool is warmed up (workers started, the method imported)
-  before the first page, and again after a restart, outside the timeout;
-* a page that takes longer than ``timeout`` seconds raises :class:`ExtractionTimeout`
-  (only that page fails). Its worker is still busy, so the pool is **recycled**: new
-  pages go to a fresh pool; the old pool finishes its other pages in flight and is then
-  shut down — a process pool's workers are terminated (which stops the runaway page),
-  a thread pool's threads cannot be killed and finish on their own;
+* at most ``IN_FLIGHT_PER_WORKER × max_workers`` (2 × ``max_workers``) pages are
+  submitted at once (an :class:`asyncio.Semaphore`): each worker has one page running
+  and one waiting, so it starts its next page as soon as it finishes one instead of
+  idling while the result travels back and the crawler submits the next page (with one
+  page per worker, process workers were idle about a third of the time). The pool is
+  warmed up (workers started, the method imported) before the first page, and again
+  after a restart, outside the timeout;
+* ``timeout`` counts from the page's submission to the pool, so it includes the page's
+  wait behind the page ahead of it (one page per worker: on the benchmark pages a few
+  ms; the default 30 s is three orders of magnitude above a normal page). A page that
+  takes longer raises :class:`ExtractionTimeout` (only that page fails). Its worker is
+  still busy, so the pool is **recycled**: new pages go to a fresh pool; the old pool
+  finishes its other pages in flight and is then shut down — a process pool's workers
+  are terminated (which stops the runaway page), a thread pool's threads cannot be
+  killed and finish on their own. A page that times out on a pool already recycled
+  because of *another* page (it was waiting behind the runaway page) is not failed:
+  it gets one more try, with a fresh timeout, on the fresh pool;
 * a worker process that dies (killed by the OS, out of memory) breaks its pool
   (:class:`~concurrent.futures.process.BrokenProcessPool`): the pages in flight on that
-  pool raise :class:`WorkerDied`, the pool is re-created, the crawl goes on;
+  pool (up to 2 × ``max_workers``: the pool cannot tell which page its dead worker
+  was running) raise :class:`WorkerDied`, the pool is re-created, the crawl goes on;
 * every restart calls ``on_restart(reason)`` (the pipeline counts
   ``cepr/worker_restarts``).
 
@@ -77,6 +86,10 @@ Worker = Callable[[Any, Any, str, dict], tuple[dict, float]]
 #: Seconds allowed for a pool's warm-up (starting workers, importing the method).
 WARM_UP_TIMEOUT = 120.0
 
+#: Pages submitted at once per pool worker: one running, one waiting (see the module
+#: docstring). Measured on 2 cores, benchmarks/crawl_throughput.py: see the README.
+IN_FLIGHT_PER_WORKER = 2
+
 
 class ExtractionTimeout(Exception):
     """A page took longer than ``CEPR_TIMEOUT`` seconds and was abandoned."""
@@ -84,6 +97,10 @@ class ExtractionTimeout(Exception):
 
 class WorkerDied(Exception):
     """The worker process running the page died (the pool broke); the page was lost."""
+
+
+class _Collateral(Exception):
+    """A page timed out on a pool that another page's timeout had already recycled."""
 
 
 class Executor:
@@ -187,7 +204,7 @@ class _PoolExecutor(Executor):
         """
         if self._pool is not None:
             return
-        self._slots = asyncio.Semaphore(self.max_workers)
+        self._slots = asyncio.Semaphore(IN_FLIGHT_PER_WORKER * self.max_workers)
         self._pool = self._make_pool()
         try:
             await self._await_ready(self._pool)
@@ -237,35 +254,50 @@ class _PoolExecutor(Executor):
         if self._slots is None:
             raise RuntimeError(f"the {self.name} executor is not started (call start() first)")
         async with self._slots:
+            try:
+                return await self._run_once(html, url, method, params)
+            except _Collateral:  # waited behind another page's runaway: one more try
+                logger.info("Retrying %s on the fresh %s pool (it waited behind a page that timed out)",
+                            url, self.name)
+                return await self._run_once(html, url, method, params, last_try=True)
+
+    async def _run_once(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any],
+                        last_try: bool = False) -> tuple[dict, float]:
+        pool = await self._current_pool()
+        try:
+            future = pool.executor.submit(self.worker, html, url, method, params)
+        except (BrokenExecutor, RuntimeError):
+            # The pool broke (or was shut down) before this page was sent: it was
+            # not in flight, so it gets one try on a fresh pool.
+            self._retire(pool, "pool found broken at submission")
             pool = await self._current_pool()
-            try:
-                future = pool.executor.submit(self.worker, html, url, method, params)
-            except (BrokenExecutor, RuntimeError):
-                # The pool broke (or was shut down) before this page was sent: it was
-                # not in flight, so it gets one try on a fresh pool.
-                self._retire(pool, "pool found broken at submission")
-                pool = await self._current_pool()
-                future = pool.executor.submit(self.worker, html, url, method, params)
-            pool.inflight += 1
-            try:
-                return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
-            except asyncio.TimeoutError:  # noqa: UP041 - distinct from TimeoutError on Python 3.10
-                pool.stuck += 1
-                self._retire(pool, f"a page timed out ({url})")
-                raise ExtractionTimeout(f"timed out after {self.timeout:g} s") from None
-            except BrokenExecutor as exc:
-                self._retire(pool, f"a worker died ({url})")
-                raise WorkerDied(f"worker died: {exc}") from None
-            finally:
-                pool.inflight -= 1
-                if pool.retired and pool.inflight == 0:
-                    self._dispose(pool)
+            future = pool.executor.submit(self.worker, html, url, method, params)
+        pool.inflight += 1
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
+        except asyncio.TimeoutError:  # noqa: UP041 - distinct from TimeoutError on Python 3.10
+            future.cancel()  # still queued (thread pool): never run it
+            if pool.retired and not last_try:
+                raise _Collateral from None
+            pool.stuck += 1
+            self._retire(pool, f"a page timed out ({url})")
+            raise ExtractionTimeout(f"timed out after {self.timeout:g} s") from None
+        except BrokenExecutor as exc:
+            self._retire(pool, f"a worker died ({url})")
+            raise WorkerDied(f"worker died: {exc}") from None
+        finally:
+            pool.inflight -= 1
+            if pool.retired and pool.inflight == 0:
+                self._dispose(pool)
 
     async def _current_pool(self) -> _Pool:
         while True:
             if self._pool is None:
                 raise RuntimeError(f"the {self.name} executor is shut down")
             pool = self._pool
+            ready = pool.ready
+            if ready is not None and ready.done() and not ready.cancelled() and ready.exception() is None:
+                return pool  # the common case: no await, no shield
             await self._await_ready(pool)
             if pool is self._pool:
                 return pool

@@ -4,8 +4,11 @@ Spiders only yield items such as ``{"url": response.url}``; this middleware atta
 every item produced from a response what the pipeline needs to clean it:
 
 * from an HTML response (:class:`scrapy.http.HtmlResponse`: ``text/html``,
-  ``application/xhtml+xml``, or sniffed as HTML), the decoded text (``response.text``)
-  and the URL;
+  ``application/xhtml+xml``, or sniffed as HTML), the raw body with its encoding
+  (:class:`~scrapy_cepr.worker.HtmlBytes`: ``response.body`` and the charset Scrapy
+  found for it) and the URL. The crawler never decodes the page: the worker does
+  (``HtmlBytes.text()`` gives exactly ``response.text``; the pipeline exports that text
+  when ``CEPR_KEEP_HTML=True``);
 * from any other response (PDF, image, JSON …) or a page larger than
   ``CEPR_MAX_HTML_BYTES``, a *skip* marker with the reason, so the item is still
   exported, with ``cepr_error`` saying why it was not cleaned.
@@ -38,15 +41,16 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from .settings import CEPRConfig
+from .worker import HtmlBytes
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["CEPRSpiderMiddleware", "PageRef", "PageStore", "page_ref"]
+__all__ = ["CEPRSpiderMiddleware", "PageRef", "PageStore", "page_ref", "response_encoding"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +60,8 @@ class PageRef:
     """What the pipeline gets for one item.
 
     * ``url``: the response URL;
-    * ``html``: the decoded page (``str``; ``bytes`` accepted), or None when skipped;
+    * ``html``: the page (:class:`~scrapy_cepr.worker.HtmlBytes` from a response;
+      ``str`` or ``bytes`` accepted), or None when skipped;
     * ``skip``: None, or the stat suffix of the skip reason (``"non_html"``,
       ``"too_large"``), counted as ``cepr/skipped/<skip>``;
     * ``reason``: the message written to ``cepr_error`` for a skipped page.
@@ -68,13 +73,31 @@ class PageRef:
     reason: str | None = None
 
 
-def page_ref(response: Response, max_html_bytes: int = 0) -> PageRef:
-    """The :class:`PageRef` of *response*: its text when it is an HTML response no
-    larger than *max_html_bytes* (0 = no limit), else a skip marker.
+def response_encoding(response: TextResponse) -> str:
+    """The character encoding of *response*, as :attr:`TextResponse.encoding
+    <scrapy.http.TextResponse.encoding>` gives it, without decoding the body when the
+    page declares its charset (HTTP ``Content-Type``, BOM or ``<meta charset>``: Scrapy's
+    own lookup, ``_declared_encoding``). Only an undeclared page is decoded, by Scrapy,
+    to infer its encoding (UTF-8, else cp1252).
 
-    >>> from scrapy.http import HtmlResponse, Response
-    >>> page_ref(HtmlResponse("http://a.example/", body=b"<p>Hi</p>")).html
-    '<p>Hi</p>'
+    >>> from scrapy.http import HtmlResponse
+    >>> response_encoding(HtmlResponse("http://a.example/", body=b"<p>Hi</p>",
+    ...                                headers={"Content-Type": "text/html; charset=GBK"}))
+    'gb18030'
+    """
+    declared = getattr(response, "_declared_encoding", None)  # private; the public property is the fallback
+    return (declared() if callable(declared) else None) or response.encoding
+
+
+def page_ref(response: Response, max_html_bytes: int = 0) -> PageRef:
+    """The :class:`PageRef` of *response*: its body and encoding
+    (:class:`~scrapy_cepr.worker.HtmlBytes`) when it is an HTML response no larger than
+    *max_html_bytes* bytes (0 = no limit), else a skip marker.
+
+    >>> from scrapy.http import HtmlResponse, Response, TextResponse
+    >>> ref = page_ref(HtmlResponse("http://a.example/", body=b"<p>Hi</p>", encoding="utf-8"))
+    >>> ref.html, ref.html.encoding
+    (b'<p>Hi</p>', 'utf-8')
     >>> page_ref(Response("http://a.example/f.pdf", headers={"Content-Type": "application/pdf"})).reason
     'skipped: non-HTML response (application/pdf)'
     >>> page_ref(HtmlResponse("http://a.example/", body=b"<p>Hi</p>"), max_html_bytes=4).skip
@@ -89,7 +112,7 @@ def page_ref(response: Response, max_html_bytes: int = 0) -> PageRef:
     if max_html_bytes and size > max_html_bytes:
         return PageRef(url, None, "too_large",
                        f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={max_html_bytes})")
-    return PageRef(url, response.text)
+    return PageRef(url, HtmlBytes(response.body, response_encoding(response)))
 
 
 class PageStore:
@@ -143,7 +166,7 @@ class PageStore:
 
 
 class CEPRSpiderMiddleware(BaseSpiderMiddleware):
-    """Attach each scraped item's page (HTML text and URL, or a skip reason) for
+    """Attach each scraped item's page (HTML body and encoding, URL, or a skip reason) for
     :class:`scrapy_cepr.pipelines.CEPRPipeline` (see the module docstring).
 
     Built on :class:`scrapy.spidermiddlewares.base.BaseSpiderMiddleware` (Scrapy 2.13+),

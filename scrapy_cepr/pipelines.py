@@ -15,7 +15,10 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
 The crawl always goes on: a page that cannot be cleaned is exported with its error, a
 warning naming its URL is logged, and a stat is counted. The raw HTML is removed from the
 item after extraction unless ``CEPR_KEEP_HTML=True`` (a dict or ``scrapy.Item`` loses the
-key; a dataclass or attrs item, whose fields are attributes, gets None).
+key; a dataclass or attrs item, whose fields are attributes, gets None). With
+``CEPR_KEEP_HTML=True`` the field is exported as the decoded page (``str``, exactly
+``response.text``): the page travels as bytes (:class:`~scrapy_cepr.worker.HtmlBytes`)
+and is decoded in the crawler only in that case.
 
 Stats (all under ``cepr/``): ``cleaned``, ``empty``, ``failed``, ``timeout``,
 ``skipped/non_html``, ``skipped/too_large``, ``skipped/no_html`` (an item with no page
@@ -48,7 +51,7 @@ from .core.errors import ExtractionError
 from .executors import Executor, ExtractionTimeout, WorkerDied, make_executor
 from .middlewares import PageRef, PageStore
 from .settings import CEPRConfig
-from .worker import extract_page
+from .worker import HtmlBytes, extract_page
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -211,8 +214,13 @@ class CEPRPipeline:
         (``CEPR_KEEP_HTML=True``)."""
         field = self.config.html_field
         if self.config.keep_html:
-            if ref.html is not None and adapter.get(field) is None:
-                self._set(item, adapter, "html_field", ref.html)
+            html = adapter.get(field)
+            if html is None and ref.html is not None:
+                html = ref.html
+            if isinstance(html, HtmlBytes):  # exported as text, as response.text would be
+                self._set(item, adapter, "html_field", html.text())
+            elif html is not None and html is not adapter.get(field):
+                self._set(item, adapter, "html_field", html)
         elif isinstance(item, MutableMapping):  # dict, scrapy.Item: drop the key
             item.pop(field, None)
         elif adapter.get(field) is not None:  # dataclass, attrs: a declared attribute
@@ -268,7 +276,8 @@ def _missing_field_message(cls: type, config: CEPRConfig) -> str | None:
 
 
 def _size(html: Any, limit: int) -> int:
-    """Size of *html* in bytes (UTF-8 for str), exact only when it matters for *limit*:
+    """Size of *html* in bytes: exact for bytes (the response body); for a str (HTML the
+    spider attached itself), its UTF-8 size, computed only when it matters for *limit*:
     a str of n characters takes n to 4n bytes."""
     if isinstance(html, bytes):
         return len(html)

@@ -19,7 +19,8 @@ import scrapy
 from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.test import get_crawler
 
-from scrapy_cepr.middlewares import CEPRSpiderMiddleware, PageStore
+from scrapy_cepr.middlewares import CEPRSpiderMiddleware, PageStore, response_encoding
+from scrapy_cepr.worker import HtmlBytes
 
 PAGE = "<html><body><h1>Hello</h1><p>One, two. Three; four.</p></body></html>"
 URL = "http://news.example/hello"
@@ -49,7 +50,10 @@ class FrozenItem:
 def test_dict_item_gets_html_and_url():
     mw = middleware()
     item = mw.get_processed_item({}, html_response())
-    assert item == {"url": URL, "html": PAGE}
+    # The raw body travels (bytes, never decoded in the crawler), with its encoding.
+    assert item == {"url": URL, "html": PAGE.encode("utf-8")}
+    assert isinstance(item["html"], HtmlBytes) and item["html"].encoding == "utf-8"
+    assert item["html"].text() == PAGE
     assert len(mw.pages) == 0
 
 
@@ -61,7 +65,7 @@ def test_existing_url_and_html_are_kept():
 
 def test_custom_fields():
     mw = middleware(CEPR_HTML_FIELD="raw", CEPR_URL_FIELD="link")
-    assert mw.get_processed_item({}, html_response()) == {"link": URL, "raw": PAGE}
+    assert mw.get_processed_item({}, html_response()) == {"link": URL, "raw": PAGE.encode("utf-8")}
 
 
 @pytest.mark.parametrize("make", [lambda: LeanItem(), lambda: FrozenItem()], ids=["no-html-field", "frozen"])
@@ -70,9 +74,26 @@ def test_items_that_cannot_take_the_field_use_the_side_channel(make):
     item = make()
     assert mw.get_processed_item(item, html_response()) is item
     ref = mw.pages.pop(item)
-    assert (ref.url, ref.html, ref.skip) == (URL, PAGE, None)
+    assert (ref.url, ref.html, ref.html.encoding, ref.skip) == (URL, PAGE.encode("utf-8"), "utf-8", None)
     if isinstance(item, LeanItem):
         assert dict(item) == {"url": URL}  # the URL field exists, so it is filled
+
+
+@pytest.mark.parametrize(("headers", "body", "expected"), [
+    # The HTTP header wins over <meta> (as in Scrapy and browsers); "gbk" resolves to
+    # its superset gb18030 (w3lib).
+    ({"Content-Type": "text/html; charset=gbk"}, '<meta charset="utf-8"><p>新闻</p>'.encode("gbk"), "gb18030"),
+    # No header charset: <meta charset> (found in the first 4 KB, without decoding).
+    ({"Content-Type": "text/html"}, '<meta charset="windows-1251"><p>Новости</p>'.encode("cp1251"), "cp1251"),
+    # Nothing declared: Scrapy decodes the body to infer it (ASCII fails on "é", UTF-8 works).
+    ({"Content-Type": "text/html"}, "<p>Café</p>".encode("utf-8"), "utf-8"),
+])
+def test_encoding_travels_with_the_body(headers, body, expected):
+    response = HtmlResponse(URL, body=body, headers=headers)
+    assert response_encoding(response) == response.encoding == expected
+    item = middleware().get_processed_item({}, response)
+    assert item["html"] == body and item["html"].encoding == expected
+    assert item["html"].text() == response.text  # decoded later, exactly as Scrapy would
 
 
 def test_non_html_response_gets_a_skip_marker():
@@ -94,7 +115,7 @@ def test_requests_and_non_items_pass_through():
     mw = middleware()
     request = Request("http://news.example/next")
     result = list(mw.process_spider_output(html_response(), [request, {"n": 1}, "not an item"]))
-    assert result == [request, {"n": 1, "url": URL, "html": PAGE}, "not an item"]
+    assert result == [request, {"n": 1, "url": URL, "html": PAGE.encode("utf-8")}, "not an item"]
 
 
 def test_async_spider_output():
@@ -108,7 +129,7 @@ def test_async_spider_output():
         return [o async for o in mw.process_spider_output_async(html_response(), callback_output())]
 
     item, request = asyncio.run(collect())
-    assert item == {"n": 1, "url": URL, "html": PAGE}
+    assert item == {"n": 1, "url": URL, "html": PAGE.encode("utf-8")}
     assert isinstance(request, Request)
 
 

@@ -292,8 +292,9 @@ def test_dropped_items_leave_the_side_channel():
 
 
 def slow_worker(html, url, method, params):
-    """extract_page, but 1.5 s slower on pages that contain SLOW."""
-    if "SLOW" in html:
+    """extract_page, but 1.5 s slower on pages that contain SLOW (pages from a response
+    arrive as bytes)."""
+    if (b"SLOW" if isinstance(html, bytes) else "SLOW") in html:
         time.sleep(1.5)
     return extract_page(html, url, method, params)
 
@@ -312,3 +313,75 @@ def test_timeout_is_recorded_and_the_next_page_is_cleaned(caplog):
     assert h.stat("cepr/timeout") == 1
     assert h.stat("cepr/worker_restarts") == 1  # the busy thread was left behind
     assert "http://news.example/slow" in caplog.text
+
+
+def test_page_waiting_behind_a_timed_out_page_gets_a_second_try():
+    # One thread, two pages submitted together: the slow one runs (1.5 s), the fast one
+    # waits behind it. Both hit the 0.3 s timeout (it counts from submission); the slow
+    # page is recorded, the fast one was only waiting, so it is retried on the fresh pool.
+    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=0.3)
+    slow_page = PAGE.replace("<h1>", "<h1>SLOW ")
+    pairs = [({"url": "http://news.example/slow"}, html_response("http://news.example/slow", slow_page)),
+             ({"url": URL}, html_response())]
+
+    async def go():
+        await h.pipeline.open_spider()
+        try:
+            items = [h.attach(item, resp) for item, resp in pairs]
+            return await asyncio.gather(*(h.pipeline.process_item(item) for item in items))
+        finally:
+            await h.pipeline.close_spider()
+
+    slow, fast = asyncio.run(go())
+    assert slow["cepr_error"] == "timeout: timed out after 0.3 s"
+    assert (fast["title"], fast["body"]) == (TITLE, BODY) and "cepr_error" not in fast
+    assert h.stat("cepr/timeout") == 1 and h.stat("cepr/cleaned") == 1
+    assert h.stat("cepr/worker_restarts") == 1
+
+
+# A GBK page whose charset is only in the HTTP header (its <meta> is missing): the
+# crawler ships the raw bytes with the header's charset, the worker decodes them. Decoded
+# as UTF-8 instead, the title and body would be U+FFFD garbage (checked: "������Ϯ������").
+GBK_PAGE = """<html><head><title>暴风雨袭击海岸 | 每日新闻</title></head><body>
+<div class="nav"><a href="/">首页</a> <a href="/world">国际</a> <a href="/sport">体育</a></div>
+<h1>暴风雨袭击海岸</h1>
+<div class="story">
+<p>这场暴风雨于星期一形成，星期二清晨抵达海岸。数千户家庭停电，多条道路被封闭。</p>
+<p>官员在一份声明中说，损失十分严重。他们补充说，学校将关闭到星期五。</p>
+<p>居民被告知留在室内，远离窗户，并关注新闻报道。</p>
+</div>
+<div class="footer"><a href="/about">关于我们</a> <a href="/contact">联系</a></div>
+</body></html>"""
+
+
+def gbk_response() -> HtmlResponse:
+    return HtmlResponse("http://news.example/gbk", body=GBK_PAGE.encode("gbk"),
+                        headers={"Content-Type": "text/html; charset=GBK"})
+
+
+@pytest.mark.parametrize("executor", ["inline", "process"])
+def test_legacy_encoded_page_from_the_http_header(executor):
+    h = Harness(CEPR_EXECUTOR=executor, CEPR_MAX_WORKERS=1)
+    [item] = h.run(({"url": "http://news.example/gbk"}, gbk_response()))
+    expected = extract(GBK_PAGE)  # the same page given as text
+    assert item["title"] == expected.title == "暴风雨袭击海岸"
+    assert item["body"] == expected.body and "数千户家庭停电" in item["body"]
+    assert "html" not in item
+
+
+def test_keep_html_exports_the_decoded_text_of_a_legacy_page():
+    h = Harness(CEPR_KEEP_HTML=True)
+    [item] = h.run(({"url": "http://news.example/gbk"}, gbk_response()))
+    assert item["html"] == GBK_PAGE == gbk_response().text  # str, as response.text
+    assert item["title"] == "暴风雨袭击海岸"
+
+
+def test_too_large_is_exact_on_the_response_bytes():
+    # GBK takes 2 bytes per Chinese character: the limit applies to the body's bytes.
+    size = len(GBK_PAGE.encode("gbk"))
+    h = Harness(CEPR_MAX_HTML_BYTES=size)  # exactly at the limit: cleaned
+    [item] = h.run(({"url": "http://news.example/gbk"}, gbk_response()))
+    assert item["title"] == "暴风雨袭击海岸"
+    h = Harness(CEPR_MAX_HTML_BYTES=size - 1)
+    [item] = h.run(({"url": "http://news.example/gbk"}, gbk_response()))
+    assert item["cepr_error"] == f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={size - 1})"
