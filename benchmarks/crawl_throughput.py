@@ -3,8 +3,9 @@
 A local HTTP server (``tests/httpserver.py``, a thread of this process) serves the 181
 pages of the article-extraction-benchmark corpus, each under ``--copies`` distinct URLs
 (default 12: 2,172 pages), plus an index at ``/`` linking them all. The example project's
-spider crawls it with the real command ``scrapy crawl newsspider`` in a subprocess, once
-per configuration:
+spider crawls it with the real command ``scrapy crawl newsspider`` in a subprocess (with
+this checkout first on ``PYTHONPATH``, so it measures this code whatever an editable
+install points to), once per configuration:
 
 * ``off``: ``CEPR_ENABLED=False`` (no middleware, no pipeline: the crawl alone);
 * ``inline``, ``thread``, ``process``: ``CEPR_EXECUTOR`` = that executor;
@@ -163,7 +164,9 @@ def run_crawl(name: str, server: PageServer, extra: dict[str, str], workdir: Pat
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     self0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Crawl with the scrapy_cepr of this checkout, whatever an editable install points to.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     reader = _StderrReader(proc.stderr)
     reader.start()
     crawler = psutil.Process(proc.pid)

@@ -13,16 +13,20 @@ process pool (setting ``CEPR_EXECUTOR``).
   sockets is unsafe). Extraction runs on the other cores; only the page's bytes and
   encoding go to the worker and the title and body come back.
 
-Why ``process`` is the default (measured on the 181 pages of the article-extraction
-benchmark, CEPR-SETPR, 2 cores shared with other jobs, so ±25 %): throughput is about
-the same for all three (inline 31–40 pages/s, thread ×2 30–43, process ×2 32–50), but
-only the process pool keeps the reactor free: event-loop lag p50 1–5 ms and max ≈ 30 ms,
-against 5–9 ms / 60–90 ms for threads (the GIL) and a full page's extraction (25 ms on
-average, far more on big pages) for every page inline. It is also the only executor
-where ``CEPR_TIMEOUT`` really stops a runaway page and a crashing page cannot take the
-crawl down. Its costs: 1–3 s to start the workers when the spider opens, and a script
-that starts the crawl itself must be guarded by ``if __name__ == "__main__":`` (spawned
-workers import the main module; ``scrapy crawl`` needs nothing).
+Why ``process`` is the default (``benchmarks/crawl_throughput.py``: the example
+project's spider crawling the 181 pages of the article-extraction benchmark under
+1,086–2,172 URLs from a local server, CEPR-SETPR, 2 cores; single runs vary by ±15 %):
+it is the fastest, about 1.5× inline (process 110–126 pages/s, inline 75–97, thread
+close to inline: the GIL), and the only executor that keeps the reactor free (inline
+stalls the crawl for a whole extraction, 7–9 ms on average and far more on big pages;
+threads contend for the GIL), where ``CEPR_TIMEOUT`` really stops a runaway page, and
+where a crashing page cannot take the crawl down. On 2 cores the process pool is bound
+by the workers' CPU (extraction ≈ 8–9 ms per page) plus the crawler's own (≈ 5 ms
+without cleaning, + ≈ 1.5 ms for the pipeline and the pool's transport threads). Its
+costs: 1–3 s to start the workers when the spider opens (outside Scrapy's
+``elapsed_time_seconds``), and a script that starts the crawl itself must be guarded
+by ``if __name__ == "__main__":`` (spawned workers import the main module; ``scrapy
+crawl`` needs nothing).
 
 Common rules of the two pools:
 

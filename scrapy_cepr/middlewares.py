@@ -18,8 +18,10 @@ How the HTML travels (:class:`PageRef`):
 1. **in the item**, in the field ``CEPR_HTML_FIELD`` (default ``"html"``), when the item
    accepts it: any dict, or a ``scrapy.Item`` / dataclass / attrs class that declares the
    field. The URL goes to ``CEPR_URL_FIELD`` when that field is empty. A copy of the item
-   made by another component keeps its page. The pipeline removes the field after
-   extraction unless ``CEPR_KEEP_HTML=True``;
+   made by another component keeps its page. The field holds the
+   :class:`~scrapy_cepr.worker.HtmlBytes` (bytes, with ``.encoding``) until the pipeline
+   removes it after extraction, or, with ``CEPR_KEEP_HTML=True``, replaces it by the
+   decoded text;
 2. **in a side channel** (:class:`PageStore`, owned by the pipeline) otherwise: item
    classes without the HTML field, frozen dataclasses, and skip markers. It is keyed by
    the item object itself (its ``id``, with a reference held so the id stays unique),

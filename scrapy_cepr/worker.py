@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import Any
+from typing import Any, Self
 
 from w3lib.encoding import html_to_unicode
 
@@ -44,12 +44,12 @@ class HtmlBytes(bytes):
 
     encoding: str | None
 
-    def __new__(cls, body: bytes, encoding: str | None = None) -> HtmlBytes:
+    def __new__(cls, body: bytes, encoding: str | None = None) -> Self:
         self = super().__new__(cls, body)
         self.encoding = encoding
         return self
 
-    def __reduce__(self) -> tuple[type, tuple[bytes, str | None]]:
+    def __reduce__(self) -> tuple[type[Self], tuple[bytes, str | None]]:
         return (type(self), (bytes(self), self.encoding))
 
     def text(self) -> str:

@@ -86,7 +86,7 @@ def test_items_that_cannot_take_the_field_use_the_side_channel(make):
     # No header charset: <meta charset> (found in the first 4 KB, without decoding).
     ({"Content-Type": "text/html"}, '<meta charset="windows-1251"><p>Новости</p>'.encode("cp1251"), "cp1251"),
     # Nothing declared: Scrapy decodes the body to infer it (ASCII fails on "é", UTF-8 works).
-    ({"Content-Type": "text/html"}, "<p>Café</p>".encode("utf-8"), "utf-8"),
+    ({"Content-Type": "text/html"}, "<p>Café</p>".encode(), "utf-8"),
 ])
 def test_encoding_travels_with_the_body(headers, body, expected):
     response = HtmlResponse(URL, body=body, headers=headers)
