@@ -117,7 +117,7 @@ def test_threshold_is_alpha_sigma():
 def test_setpr_pipeline_on_example_page():
     result = extract(EXAMPLE_2, method="setpr")
     page = Page.from_html(EXAMPLE_2)
-    h, hs = histogram(page, "setpr", CEPRParams())
+    _h, hs = histogram(page, "setpr", CEPRParams())
     # H = [0, 14512.5, 14512.5, 0]; the edges keep H; node 1: k1·0·w + k0·14512.5 +
     # k1·14512.5 (same path, w=1) = (0.45186 + 0.27407)·14512.5 = 10535.1
     # node 2: k1·14512.5 + k0·14512.5 + k1·w(p, p.a)·0 = 10535.1.
@@ -159,6 +159,45 @@ def test_body_lines_follow_blocks():
     ]
     assert isinstance(result.body, str)
 
+
+
+def test_tails_follow_their_element_subtree_in_document_order():
+    # Nested closes: "inner tail" ends <i> inside <b>, "outer tail" ends <b> inside <p>;
+    # the text split by a removed <script> is one node, as a browser displays it.
+    html = (
+        "<html><body><p>start <b>bold <i>italic</i> inner tail</b> outer tail</p>"
+        "<div>© 2000-<script>document.write(2025)</script> Site, Inc.</div>end</body></html>"
+    )
+    page = Page.from_html(html)
+    assert page.texts == ["start", "bold", "italic", "inner tail", "outer tail", "© 2000- Site, Inc.", "end"]
+    assert [page.node_path(i) for i in range(len(page))] == [
+        "html.body.p",
+        "html.body.p.b",
+        "html.body.p.b.i",
+        "html.body.p.b",
+        "html.body.p",
+        "html.body.div",
+        "html.body",
+    ]
+    assert [page.owners[i].tag for i in range(len(page))] == ["p", "b", "i", "b", "p", "div", "body"]
+    # One line for the paragraph, one for the div, one for the tail after the div.
+    assert page.blocks.tolist() == [1, 1, 1, 1, 1, 2, 3]
+
+
+def test_extraction_does_not_keep_the_page_alive():
+    # The inspection view holds arrays and path names, not the Page with its lxml tree.
+    import gc
+    import weakref
+
+    from scrapy_cepr.methods.cepr import run
+
+    page = Page.from_html(EXAMPLE_2)
+    alive = weakref.ref(page)
+    result = run(page, CEPRParams())
+    del page
+    gc.collect()
+    assert alive() is None
+    assert result.nodes.path[3] == "html.body.div.div.div.p.a"  # paths still readable
 
 @pytest.mark.parametrize(
     ("kwargs", "name"),

@@ -70,7 +70,7 @@ def test_comments_and_link_lists_removed_title_found():
     # component of 3, so the cut starts at meta1. Paragraph pairs share few words.
     page = Page.from_html(NEWS)
     r = run(page, PARAMS)
-    assert r.body == "\n".join([P1, P2, P3])
+    assert r.body == f"{P1}\n{P2}\n{P3}"
     assert page.texts[comment_start(page, np.asarray(r.nodes.h) >= 2, PARAMS)] == "Ann wrote on 12 March 2009 at 10:31"
     stage = dict(zip(page.texts, r.nodes.h.tolist()))
     assert stage["Home"] == 0.0  # outside the separator's subtree
@@ -105,7 +105,7 @@ def test_two_wordy_siblings_push_the_separator_up():
     page = Page.from_html(html)
     table = ElementTable(page)
     assert _id(table, separator_node(page, table, SIBS)) == "body"
-    assert run(page, SIBS).body == "\n".join([A.strip(), B, C])
+    assert run(page, SIBS).body == f"{A.strip()}\n{B}\n{C}"
 
 
 def test_a_link_list_sibling_does_not_count():
@@ -124,7 +124,7 @@ def test_small_page_without_separator_keeps_every_text_node():
     page = Page.from_html(html)
     params = NCEParams(min_leaf_chars=100, min_separator_chars=1000)
     assert separator_node(page, ElementTable(page), params) is None
-    assert run(page, params).body == "\n".join([A.strip(), B, C])
+    assert run(page, params).body == f"{A.strip()}\n{B}\n{C}"
 
 
 def test_repetition_from_the_first_block_is_not_a_comment_region():

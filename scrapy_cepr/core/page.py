@@ -30,7 +30,7 @@ from w3lib.encoding import html_to_unicode
 
 from .errors import NotHTMLError
 
-__all__ = ["BLOCK_TAGS", "REMOVED_TAGS", "Page", "decode_html", "sniff_not_html"]
+__all__ = ["BLOCK_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "sniff_not_html"]
 
 #: Elements removed with their content before the walk (spec §1 "Units").
 REMOVED_TAGS = ("script", "style", "noscript", "iframe", "template")
@@ -205,66 +205,9 @@ class Page:
         if body is None:
             return cls._empty(source, url, root, html_title, meta_title)
 
-        # The non-blank text nodes, in document order, found by libxml2 (C); each is a
-        # smart string whose getparent() is its element (for a tail: the element it
-        # follows, whose parent owns it).
-        found = body.xpath(".//text()[normalize-space()]")
-        texts = [" ".join(node.split()) for node in found]
-        if "" in texts:  # nodes of non-XML whitespace only, such as &nbsp;
-            found = [node for node, text in zip(found, texts) if text]
-            texts = [text for text in texts if text]
-        parents = [node.getparent() for node in found]
-        tails = [node.is_tail for node in found]
-        # A tail is owned by the parent of the element it follows; text after a block
-        # element (or a <br>) starts a new line of that parent.
-        owners = [el.getparent() if tail else el for el, tail in zip(parents, tails)]
-        breaks = [tail and el.tag in _BREAKING_TAGS for el, tail in zip(parents, tails)]
-
-        # Per element met on the way up from a text node: (path id, block element id).
-        # Tag paths are interned by (parent path id, tag) so that no string is built per
-        # node; each new path gets its heading level, link flag and code at once.
-        known: dict = {body: (1, 1)}
-        path_key: dict[tuple[int, object], int] = {(-1, "html"): 0, (0, "body"): 1}
-        path_parents = [-1, 0]
-        path_names = ["html", "body"]
-        path_level = [0, 0]  # innermost h1-h3 on the path (0: none)
-        path_link = [False, False]  # the path passes through an <a>
-        tag_codes: dict[object, str] = {"html": _code(0), "body": _code(1)}
-        path_codes = [tag_codes["html"], tag_codes["html"] + tag_codes["body"]]
-        next_block = [2]
-        lookup = known.get
-
-        def locate(el: etree._Element) -> tuple[int, int]:
-            chain = [el]
-            up = el.getparent()
-            info = lookup(up)
-            while info is None:
-                chain.append(up)
-                up = up.getparent()
-                info = lookup(up)
-            pid, block = info
-            for up in reversed(chain):
-                tag = up.tag
-                key = (pid, tag)
-                child = path_key.get(key)
-                if child is None:
-                    child = path_key[key] = len(path_names)
-                    path_parents.append(pid)
-                    path_names.append(tag if isinstance(tag, str) else "#")
-                    path_level.append(_HEADING_TAGS.get(tag, path_level[pid]))
-                    path_link.append(tag == "a" or path_link[pid])
-                    code = tag_codes.get(tag)
-                    if code is None:
-                        code = tag_codes[tag] = _code(len(tag_codes))
-                    path_codes.append(path_codes[pid] + code)
-                pid = child
-                if tag in BLOCK_TAGS:
-                    block = next_block[0]
-                    next_block[0] += 1
-                known[up] = info = (pid, block)
-            return info
-
-        infos = np.array([lookup(el) or locate(el) for el in owners], dtype=np.int64).reshape(-1, 2)
+        texts, owners, infos, breaks, paths = _text_nodes(body)
+        path_parents, path_names, path_codes, path_level, path_link = paths
+        infos = np.array(infos, dtype=np.int64).reshape(-1, 2)
         pids = infos[:, 0]
         block_el = infos[:, 1]
         # Lines: a new one where the block element changes or after a block/<br> tail.
@@ -301,7 +244,7 @@ class Page:
     @cached_property
     def paths(self) -> list[str]:
         """Each distinct tag path dotted, e.g. ``html.body.div.p`` (index = path id)."""
-        return [".".join(t) for t in self.path_tags]
+        return dotted_paths(self.path_parents, self.path_names)
 
     def __len__(self) -> int:
         """Number of text nodes N."""
@@ -323,6 +266,99 @@ class Page:
     def node_path(self, i: int) -> str:
         """Dotted tag path of text node *i*."""
         return self.paths[self.path_ids[i]]
+
+
+def _text_nodes(body: etree._Element) -> tuple:
+    """The non-blank text nodes under *body* in document order, in one pass.
+
+    ``body.iter()`` visits the elements in pre-order (in C); a stack of the open elements
+    (closed when the next element's parent is further up) places each tail after its
+    element's subtree, where it is displayed. Tag paths are interned as a tree (parent
+    path id, tag → path id), so no string is built per node.
+
+    Returns ``(texts, owners, infos, breaks, paths)``: per text node its normalised text,
+    its owner element (the parent, for a tail), ``(path id, block element id)`` and
+    whether it follows a block element or ``<br>`` (a tail that starts a new line); and
+    ``paths = (parents, names, codes, heading levels, link flags)`` per distinct tag path.
+    Adjacent text left by a removed element (``2000-<script>…</script> MacRumors``) is one
+    node, as ``.text``/``.tail`` give it.
+    """
+    path_parents = [-1, 0]
+    path_names = ["html", "body"]
+    path_level = [0, 0]  # innermost h1-h3 on the path (0: none)
+    path_link = [False, False]  # the path passes through an <a>
+    children: list[dict] = [{"body": 1}, {}]  # per path id: tag -> child path id
+    tag_codes: dict[object, str] = {"html": _code(0), "body": _code(1)}
+    path_codes = [tag_codes["html"], tag_codes["html"] + tag_codes["body"]]
+    texts: list[str] = []
+    owners: list = []
+    infos: list[tuple[int, int]] = []
+    breaks: list[bool] = []
+
+    def add(text: str, owner: etree._Element, info: tuple[int, int], brk: bool) -> None:
+        texts.append(" ".join(text.split()))
+        owners.append(owner)
+        infos.append(info)
+        breaks.append(brk)
+
+    top = (body, 1, 1)  # (element, path id, block element id) of the innermost open element
+    stack = [top]
+    next_block = 2
+    if body.text and not body.text.isspace():
+        add(body.text, body, (1, 1), False)
+    elements = body.iter()
+    next(elements)
+    for el in elements:
+        parent = el.getparent()
+        while top[0] is not parent:  # close finished elements; their tails come now
+            closed = stack.pop()[0]
+            top = stack[-1]
+            tail = closed.tail
+            if tail and not tail.isspace():
+                add(tail, top[0], top[1:], closed.tag in _BREAKING_TAGS)
+        pid = top[1]
+        tag = el.tag
+        child = children[pid].get(tag)
+        if child is None:
+            child = children[pid][tag] = len(path_names)
+            children.append({})
+            path_parents.append(pid)
+            path_names.append(tag if isinstance(tag, str) else "#")
+            path_level.append(_HEADING_TAGS.get(tag, path_level[pid]))
+            path_link.append(tag == "a" or path_link[pid])
+            code = tag_codes.get(tag)
+            if code is None:
+                code = tag_codes[tag] = _code(len(tag_codes))
+            path_codes.append(path_codes[pid] + code)
+        if tag in BLOCK_TAGS:
+            top = (el, child, next_block)
+            next_block += 1
+        else:
+            top = (el, child, top[2])
+        stack.append(top)
+        text = el.text
+        if text and not text.isspace():
+            add(text, el, top[1:], False)
+    while len(stack) > 1:
+        closed = stack.pop()[0]
+        top = stack[-1]
+        tail = closed.tail
+        if tail and not tail.isspace():
+            add(tail, top[0], top[1:], closed.tag in _BREAKING_TAGS)
+    return texts, owners, infos, breaks, (path_parents, path_names, path_codes, path_level, path_link)
+
+
+def dotted_paths(parents: list[int], names: list[str]) -> list[str]:
+    """The dotted tag paths of a path tree given as parent ids and tag names (a parent
+    always precedes its children, -1 is the root's parent).
+
+    >>> dotted_paths([-1, 0, 1, 1], ["html", "body", "div", "p"])
+    ['html', 'html.body', 'html.body.div', 'html.body.p']
+    """
+    paths: list[str] = []
+    for parent, name in zip(parents, names):
+        paths.append(f"{paths[parent]}.{name}" if parent >= 0 else name)
+    return paths
 
 
 def _code(index: int) -> str:

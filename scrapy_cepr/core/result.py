@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from .page import dotted_paths
+
 __all__ = ["Extraction", "NodeTable", "assemble_body", "text_node_extraction"]
 
 
@@ -170,10 +172,34 @@ def text_node_extraction(
         h_smoothed=h_smoothed,
         keep=keep,
         path_ids=page.path_ids,
-        paths=page.paths,
+        paths=_PagePaths(page.path_parents, page.path_names),
         txt_num=page.char_counts,
         punc_num=punc_num,
         title_index=title[1],
     )
     body = assemble_body(page.texts, page.blocks, keep)
     return Extraction(title=title[0], body=body, method=method, params=params, tau=tau, url=page.url, nodes=nodes)
+
+
+class _PagePaths(Sequence):
+    """A page's dotted tag paths (index = path id), joined only when a caller reads them
+    (the crawl never does). It keeps the page's two path lists, not the page, so an
+    :class:`Extraction` never keeps the lxml tree alive."""
+
+    __slots__ = ("_names", "_parents", "_paths")
+
+    def __init__(self, parents: list[int], names: list[str]) -> None:
+        self._parents = parents
+        self._names = names
+        self._paths: list[str] | None = None
+
+    def _build(self) -> list[str]:
+        if self._paths is None:
+            self._paths = dotted_paths(self._parents, self._names)
+        return self._paths
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._build()[index]
+
+    def __len__(self) -> int:
+        return len(self._names)

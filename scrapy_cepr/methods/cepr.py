@@ -16,7 +16,7 @@ Choices on [open] points of the spec:
 * punctuation is Unicode category P* (:func:`..core.text.punctuation_table`);
 * the first and last r nodes are left unsmoothed, as in the authors' code
   (``edges="keep"``; ``edges="pad"`` smooths them against zeros; measured in
-  ``benchmarks/quality.py --edges``);
+  ``benchmarks/open_choices.py``);
 * only text under ``<body>`` is a unit (the head is not displayed).
 """
 
@@ -70,7 +70,7 @@ class CEPRParams:
 def histogram(page: Page, variant: str, params: CEPRParams) -> tuple[np.ndarray, np.ndarray]:
     """``(H, H')`` over the page's N text nodes for *variant* (``tpr``, ``etpr`` or
     ``setpr``): float64 ``(N,)`` each. H' is H itself for TPR and ETPR."""
-    n_paths = len(page.paths)
+    n_paths = len(page.path_names)
     if variant == "tpr":
         h = tpr(page.path_ids, page.char_counts, n_paths)[page.path_ids]
         return h, h
