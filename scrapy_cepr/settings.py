@@ -63,9 +63,9 @@ SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
     ("CEPR_ERROR_FIELD", '"cepr_error"', "Output field set when a page was skipped, failed, timed out or had no main content."),
     ("CEPR_KEEP_HTML", "False", "Keep the raw HTML in the exported item (in CEPR_HTML_FIELD) instead of removing it."),
     ("CEPR_EXECUTOR", '"process"', '"inline" (in the reactor thread), "thread" (thread pool) or "process" (process pool).'),
-    ("CEPR_MAX_WORKERS", "os.cpu_count()", "Workers of the thread/process pool, and pages extracted at once (≥ 1)."),
+    ("CEPR_MAX_WORKERS", "os.cpu_count()", "Workers of the thread/process pool (≥ 1); each has up to 2 pages in flight (one running, one queued)."),
     ("CEPR_START_METHOD", '"spawn"', 'How process workers start: "spawn" or "forkserver" (never "fork").'),
-    ("CEPR_TIMEOUT", "30.0", "Seconds one page may take in a thread/process worker before it is abandoned and recorded (> 0)."),
+    ("CEPR_TIMEOUT", "30.0", "Seconds a page may take in a thread/process worker, counted from its submission (so including the wait behind at most one page), before it is abandoned and recorded (> 0)."),
     ("CEPR_MAX_HTML_BYTES", "10000000", "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit."),
     ("CEPR_MAX_PENDING_PAGES", "1000", "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD."),
 )

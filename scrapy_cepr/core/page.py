@@ -205,11 +205,10 @@ class Page:
         if body is None:
             return cls._empty(source, url, root, html_title, meta_title)
 
-        texts, owners, infos, breaks, paths = _text_nodes(body)
+        texts, owners, node_paths, node_blocks, breaks, paths = _text_nodes(body)
         path_parents, path_names, path_codes, path_level, path_link = paths
-        infos = np.array(infos, dtype=np.int64).reshape(-1, 2)
-        pids = infos[:, 0]
-        block_el = infos[:, 1]
+        pids = np.array(node_paths, dtype=np.int64)
+        block_el = np.array(node_blocks, dtype=np.int64)
         # Lines: a new one where the block element changes or after a block/<br> tail.
         new_line = np.array(breaks, dtype=bool)
         if new_line.size:
@@ -276,12 +275,12 @@ def _text_nodes(body: etree._Element) -> tuple:
     element's subtree, where it is displayed. Tag paths are interned as a tree (parent
     path id, tag → path id), so no string is built per node.
 
-    Returns ``(texts, owners, infos, breaks, paths)``: per text node its normalised text,
-    its owner element (the parent, for a tail), ``(path id, block element id)`` and
-    whether it follows a block element or ``<br>`` (a tail that starts a new line); and
-    ``paths = (parents, names, codes, heading levels, link flags)`` per distinct tag path.
-    Adjacent text left by a removed element (``2000-<script>…</script> MacRumors``) is one
-    node, as ``.text``/``.tail`` give it.
+    Returns ``(texts, owners, path_ids, block_ids, breaks, paths)``: per text node its
+    normalised text, its owner element (the parent, for a tail), its path id, the id of
+    its nearest block element, and whether it follows a block element or ``<br>`` (a tail
+    that starts a new line); and ``paths = (parents, names, codes, heading levels, link
+    flags)`` per distinct tag path. Adjacent text left by a removed element
+    (``2000-<script>…</script> MacRumors``) is one node, as ``.text``/``.tail`` give it.
     """
     path_parents = [-1, 0]
     path_names = ["html", "body"]
@@ -290,37 +289,53 @@ def _text_nodes(body: etree._Element) -> tuple:
     children: list[dict] = [{"body": 1}, {}]  # per path id: tag -> child path id
     tag_codes: dict[object, str] = {"html": _code(0), "body": _code(1)}
     path_codes = [tag_codes["html"], tag_codes["html"] + tag_codes["body"]]
-    texts: list[str] = []
+    raw: list[str] = []  # per text node: the text as in the tree
     owners: list = []
-    infos: list[tuple[int, int]] = []
+    node_paths: list[int] = []
+    node_blocks: list[int] = []
     breaks: list[bool] = []
+    block_tags = BLOCK_TAGS
+    breaking_tags = _BREAKING_TAGS
 
-    def add(text: str, owner: etree._Element, info: tuple[int, int], brk: bool) -> None:
-        texts.append(" ".join(text.split()))
-        owners.append(owner)
-        infos.append(info)
-        breaks.append(brk)
-
-    top = (body, 1, 1)  # (element, path id, block element id) of the innermost open element
-    stack = [top]
+    # The open elements from <body> down, with their path ids and block element ids.
+    open_els = [body]
+    open_paths = [1]
+    open_blocks = [1]
+    top, pid, block = body, 1, 1
     next_block = 2
-    if body.text and not body.text.isspace():
-        add(body.text, body, (1, 1), False)
+    text = body.text
+    if text and not text.isspace():
+        raw.append(text)
+        owners.append(body)
+        node_paths.append(1)
+        node_blocks.append(1)
+        breaks.append(False)
     elements = body.iter()
     next(elements)
     for el in elements:
         parent = el.getparent()
-        while top[0] is not parent:  # close finished elements; their tails come now
-            closed = stack.pop()[0]
-            top = stack[-1]
-            tail = closed.tail
-            if tail and not tail.isspace():
-                add(tail, top[0], top[1:], closed.tag in _BREAKING_TAGS)
-        pid = top[1]
+        if parent is not top:  # close finished elements; their tails come now
+            while True:
+                closed = open_els.pop()
+                open_paths.pop()
+                open_blocks.pop()
+                top = open_els[-1]
+                tail = closed.tail
+                if tail and not tail.isspace():
+                    raw.append(tail)
+                    owners.append(top)
+                    node_paths.append(open_paths[-1])
+                    node_blocks.append(open_blocks[-1])
+                    breaks.append(closed.tag in breaking_tags)
+                if top is parent:
+                    break
+            pid = open_paths[-1]
+            block = open_blocks[-1]
         tag = el.tag
-        child = children[pid].get(tag)
+        known = children[pid]
+        child = known.get(tag)
         if child is None:
-            child = children[pid][tag] = len(path_names)
+            child = known[tag] = len(path_names)
             children.append({})
             path_parents.append(pid)
             path_names.append(tag if isinstance(tag, str) else "#")
@@ -330,22 +345,34 @@ def _text_nodes(body: etree._Element) -> tuple:
             if code is None:
                 code = tag_codes[tag] = _code(len(tag_codes))
             path_codes.append(path_codes[pid] + code)
-        if tag in BLOCK_TAGS:
-            top = (el, child, next_block)
+        if tag in block_tags:
+            block = next_block
             next_block += 1
-        else:
-            top = (el, child, top[2])
-        stack.append(top)
+        top, pid = el, child
+        open_els.append(el)
+        open_paths.append(pid)
+        open_blocks.append(block)
         text = el.text
         if text and not text.isspace():
-            add(text, el, top[1:], False)
-    while len(stack) > 1:
-        closed = stack.pop()[0]
-        top = stack[-1]
+            raw.append(text)
+            owners.append(el)
+            node_paths.append(pid)
+            node_blocks.append(block)
+            breaks.append(False)
+    while len(open_els) > 1:
+        closed = open_els.pop()
+        open_paths.pop()
+        open_blocks.pop()
         tail = closed.tail
         if tail and not tail.isspace():
-            add(tail, top[0], top[1:], closed.tag in _BREAKING_TAGS)
-    return texts, owners, infos, breaks, (path_parents, path_names, path_codes, path_level, path_link)
+            raw.append(tail)
+            owners.append(open_els[-1])
+            node_paths.append(open_paths[-1])
+            node_blocks.append(open_blocks[-1])
+            breaks.append(closed.tag in breaking_tags)
+    texts = [" ".join(t.split()) for t in raw]
+    paths = (path_parents, path_names, path_codes, path_level, path_link)
+    return texts, owners, node_paths, node_blocks, breaks, paths
 
 
 def dotted_paths(parents: list[int], names: list[str]) -> list[str]:
