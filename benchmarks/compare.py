@@ -187,7 +187,7 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
         else:
             q = "— | — | —"
             label = "lxml parse only"
-        lines.append(f"| {label} | {q} | {r['median_ms']:.2f} | {r['x_parse']:.1f} | {r['failures']} |")
+        lines.append(f"| {label} | {q} | {r['median_ms']:.2f} | {r['x_parse']:.2f} | {r['failures']} |")
     return "\n".join(lines)
 
 

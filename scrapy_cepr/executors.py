@@ -14,16 +14,16 @@ process pool (setting ``CEPR_EXECUTOR``).
   encoding go to the worker and the title and body come back.
 
 Why ``process`` is the default (``benchmarks/crawl_throughput.py``: the example
-project's spider crawling the 181 pages of the article-extraction benchmark under
-1,086–2,172 URLs from a local server, CEPR-SETPR, 2 cores; single runs vary by ±15 %):
-it is the fastest, about 1.5× inline (process 110–126 pages/s, inline 75–97, thread
-close to inline: the GIL), and the only executor that keeps the reactor free (inline
-stalls the crawl for a whole extraction, 7–9 ms on average and far more on big pages;
-threads contend for the GIL), where ``CEPR_TIMEOUT`` really stops a runaway page, and
-where a crashing page cannot take the crawl down. On 2 cores the process pool is bound
-by the workers' CPU (extraction ≈ 8–9 ms per page) plus the crawler's own (≈ 5 ms
-without cleaning, + ≈ 1.5 ms for the pipeline and the pool's transport threads). Its
-costs: 1–3 s to start the workers when the spider opens (outside Scrapy's
+project's spider crawling the 181 pages of the article-extraction benchmark under 2,172
+URLs from a local server, CEPR-SETPR, 2 cores; single runs vary by ±15 %): it is the
+fastest, 1.36–1.60× inline over three runs (process 112–130 pages/s, inline 74–90,
+thread no faster than inline: the GIL), and the only executor that keeps the reactor
+free (inline stalls the crawl for a whole extraction, about 7 ms on average and far
+more on big pages), where ``CEPR_TIMEOUT`` really stops a runaway page, and where a
+crashing page cannot take the crawl down. On 2 cores the process pool is bound by CPU:
+the workers' (about 8.7 ms per page) plus the crawler's own (about 4.2 ms without
+cleaning, + about 2.3 ms for the pipeline, pickling and the pool's threads). Its costs:
+1–3 s to start the workers when the spider opens (outside Scrapy's
 ``elapsed_time_seconds``), and a script that starts the crawl itself must be guarded
 by ``if __name__ == "__main__":`` (spawned workers import the main module; ``scrapy
 crawl`` needs nothing).
