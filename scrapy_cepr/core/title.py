@@ -25,18 +25,20 @@ from .page import Page
 
 __all__ = ["pick_title", "strip_site_name"]
 
-_SEPARATORS = re.compile(r"\s+[|\-–—:»·•]\s+")
+_SEPARATORS = re.compile(r"\s+(?:[|\-–—:»·•]|::|//)\s+")
 _MIN_MATCH = 80.0
 
 
 def strip_site_name(title: str) -> str:
     """Remove a site name glued to a ``<title>`` with `` | ``, `` - ``, `` – ``, `` — ``,
-    `` : ``, `` » ``, `` · `` or `` • ``: the longest part is kept.
+    `` : ``, `` :: ``, `` // ``, `` » ``, `` · `` or `` • ``: the longest part is kept.
 
     >>> strip_site_name("Storm hits the coast | Daily Planet")
     'Storm hits the coast'
     >>> strip_site_name("News - Sports - Local team wins the cup at last")
     'Local team wins the cup at last'
+    >>> strip_site_name("Harbour storm floods the old town :: Coastal Herald")
+    'Harbour storm floods the old town'
     """
     parts = _SEPARATORS.split(title)
     return max(parts, key=len) if len(parts) > 1 else title
