@@ -294,43 +294,38 @@ def _text_nodes(body: etree._Element) -> tuple:
     node_paths: list[int] = []
     node_blocks: list[int] = []
     breaks: list[bool] = []
-    block_tags = BLOCK_TAGS
-    breaking_tags = _BREAKING_TAGS
-
     # The open elements from <body> down, with their path ids and block element ids.
     open_els = [body]
     open_paths = [1]
     open_blocks = [1]
-    top, pid, block = body, 1, 1
-    next_block = 2
-    text = body.text
-    if text and not text.isspace():
+
+    def record(text: str, owner: etree._Element, pid: int, block: int, brk: bool) -> None:
         raw.append(text)
-        owners.append(body)
-        node_paths.append(1)
-        node_blocks.append(1)
-        breaks.append(False)
+        owners.append(owner)
+        node_paths.append(pid)
+        node_blocks.append(block)
+        breaks.append(brk)
+
+    def close_until(parent: etree._Element) -> None:
+        """Close the open elements below *parent*; their tails come now, innermost first."""
+        while open_els[-1] is not parent:
+            closed = open_els.pop()
+            open_paths.pop()
+            open_blocks.pop()
+            tail = closed.tail
+            if tail and not tail.isspace():
+                record(tail, open_els[-1], open_paths[-1], open_blocks[-1], closed.tag in _BREAKING_TAGS)
+
+    next_block = 2
+    if body.text and not body.text.isspace():
+        record(body.text, body, 1, 1, False)
     elements = body.iter()
-    next(elements)
+    next(elements)  # <body> itself
     for el in elements:
         parent = el.getparent()
-        if parent is not top:  # close finished elements; their tails come now
-            while True:
-                closed = open_els.pop()
-                open_paths.pop()
-                open_blocks.pop()
-                top = open_els[-1]
-                tail = closed.tail
-                if tail and not tail.isspace():
-                    raw.append(tail)
-                    owners.append(top)
-                    node_paths.append(open_paths[-1])
-                    node_blocks.append(open_blocks[-1])
-                    breaks.append(closed.tag in breaking_tags)
-                if top is parent:
-                    break
-            pid = open_paths[-1]
-            block = open_blocks[-1]
+        if parent is not open_els[-1]:
+            close_until(parent)
+        pid = open_paths[-1]
         tag = el.tag
         known = children[pid]
         child = known.get(tag)
@@ -345,31 +340,18 @@ def _text_nodes(body: etree._Element) -> tuple:
             if code is None:
                 code = tag_codes[tag] = _code(len(tag_codes))
             path_codes.append(path_codes[pid] + code)
-        if tag in block_tags:
+        if tag in BLOCK_TAGS:
             block = next_block
             next_block += 1
-        top, pid = el, child
+        else:
+            block = open_blocks[-1]
         open_els.append(el)
-        open_paths.append(pid)
+        open_paths.append(child)
         open_blocks.append(block)
         text = el.text
         if text and not text.isspace():
-            raw.append(text)
-            owners.append(el)
-            node_paths.append(pid)
-            node_blocks.append(block)
-            breaks.append(False)
-    while len(open_els) > 1:
-        closed = open_els.pop()
-        open_paths.pop()
-        open_blocks.pop()
-        tail = closed.tail
-        if tail and not tail.isspace():
-            raw.append(tail)
-            owners.append(open_els[-1])
-            node_paths.append(open_paths[-1])
-            node_blocks.append(open_blocks[-1])
-            breaks.append(closed.tag in breaking_tags)
+            record(text, el, child, block, False)
+    close_until(body)
     texts = [" ".join(t.split()) for t in raw]
     paths = (path_parents, path_names, path_codes, path_level, path_link)
     return texts, owners, node_paths, node_blocks, breaks, paths
