@@ -39,17 +39,18 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse, Response, TextResponse
-from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.http import HtmlResponse, Request, Response, TextResponse
 
 from .settings import CEPRConfig
 from .worker import HtmlBytes
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from scrapy.crawler import Crawler
 
 __all__ = ["CEPRSpiderMiddleware", "PageRef", "PageStore", "page_ref", "response_encoding"]
@@ -167,26 +168,37 @@ class PageStore:
         self.pop(item)
 
 
-class CEPRSpiderMiddleware(BaseSpiderMiddleware):
+class CEPRSpiderMiddleware:
     """Attach each scraped item's page (HTML body and encoding, URL, or a skip reason) for
     :class:`scrapy_cepr.pipelines.CEPRPipeline` (see the module docstring).
 
-    Built on :class:`scrapy.spidermiddlewares.base.BaseSpiderMiddleware` (Scrapy 2.13+),
-    so it has both the synchronous and the asynchronous ``process_spider_output`` and
-    works with sync and async callbacks alike.
+    A Scrapy 2.13+ spider middleware: ``process_spider_output`` is an asynchronous
+    generator, so it takes the output of sync and async callbacks alike (Scrapy wraps a
+    sync callback's output). Requests and objects that are not items pass through.
 
     :raises ValueError: (at start-up) a bad ``CEPR_*`` setting.
     :raises NotConfigured: ``CEPR_ENABLED=False``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        super().__init__(crawler)
+        self.crawler = crawler
         self.config = CEPRConfig.from_settings(crawler.settings)
         if not self.config.enabled:
             raise NotConfigured("CEPR_ENABLED is False")
         #: The side channel; found on the pipeline at first use (or set directly).
         self.pages: PageStore | None = None
         self._missing_pipeline_logged = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        """Build the middleware from the crawler's settings (``CEPR_*``)."""
+        return cls(crawler)
+
+    async def process_spider_output(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """Yield every object of the callback's *result*, with the page of *response*
+        attached to each item (:meth:`get_processed_item`)."""
+        async for obj in result:
+            yield obj if isinstance(obj, Request) else self.get_processed_item(obj, response)
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
         """Attach *response*'s page to *item* (in place) and return it."""
