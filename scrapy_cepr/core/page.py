@@ -137,8 +137,7 @@ class Page:
 
     The distinct tag paths form a tree: path ``p`` is its parent path ``path_parents[p]``
     (-1 for ``html``) plus the tag ``path_names[p]``. :attr:`paths` gives them dotted
-    (``html.body.div.p``), :attr:`path_tags` as tuples of tag names (both built on first
-    access), ``path_codes`` as strings of one character per tag name (for token-level
+    (``html.body.div.p``, built on first access), ``path_codes`` as strings of one character per tag name (for token-level
     edit distances, see :func:`~scrapy_cepr.core.smoothing.adjacent_path_weights`), and
     ``headings`` are ``(level, first_node, end_node)`` ranges of ``h1``–``h3`` elements.
     ``root`` is the cleaned lxml tree (or None for an empty page); ``source`` the decoded
@@ -231,14 +230,6 @@ class Page:
             html_title=html_title,
             meta_title=meta_title,
         )
-
-    @cached_property
-    def path_tags(self) -> list[tuple[str, ...]]:
-        """Each distinct tag path as a tuple of tag names, e.g. ``("html", "body", "p")``."""
-        tags: list[tuple[str, ...]] = []
-        for parent, name in zip(self.path_parents, self.path_names):
-            tags.append(tags[parent] + (name,) if parent >= 0 else (name,))
-        return tags
 
     @cached_property
     def paths(self) -> list[str]:
