@@ -25,8 +25,10 @@ __all__ = ["MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITY", "Addon"]
 #: the item by other middlewares cannot separate it from its page.
 MIDDLEWARE_PRIORITY = 10
 
-#: Order of the pipeline: before typical storage pipelines (which use 400–900).
-PIPELINE_PRIORITY = 300
+#: Order of the pipeline: 100, before the pipeline of ``scrapy startproject``'s
+#: template (300) and typical storage pipelines (300–900), so that they see cleaned items
+#: (title, body, no raw HTML). A pipeline that must see the raw item goes below 100.
+PIPELINE_PRIORITY = 100
 
 
 class Addon:
@@ -36,7 +38,7 @@ class Addon:
     >>> settings = Settings()
     >>> Addon().update_settings(settings)
     >>> settings.getdict("ITEM_PIPELINES")[CEPRPipeline]
-    300
+    100
     """
 
     def update_settings(self, settings: BaseSettings) -> None:

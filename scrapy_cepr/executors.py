@@ -28,6 +28,16 @@ cleaning, + about 2.3 ms for the pipeline, pickling and the pool's threads). Its
 by ``if __name__ == "__main__":`` (spawned workers import the main module; ``scrapy
 crawl`` needs nothing).
 
+**Lazy start** (:class:`LazyPoolExecutor`, what the pipeline uses for ``thread`` and
+``process``): starting process workers costs 1–3 s of CPU (spawn, imports), more than a
+small crawl spends extracting. So pages are first cleaned inline; once they have taken
+``CEPR_POOL_AFTER_SECONDS`` (default 1 s, about 150 pages of 7 ms) the pool is started
+in the background, and pages go to it as soon as its workers are up. A crawl of a few
+dozen pages (and ``scrapy shell``) never starts a worker and runs at the inline speed;
+a long crawl gets the pool after about a second. The inline pages cannot be
+interrupted by ``CEPR_TIMEOUT`` (a slow one is logged); ``CEPR_POOL_AFTER_SECONDS=0``
+starts the pool when the spider opens, so that every page has the timeout.
+
 Common rules of the two pools:
 
 * at most ``IN_FLIGHT_PER_WORKER × max_workers`` (2 × ``max_workers``) pages are
@@ -76,6 +86,7 @@ __all__ = [
     "Executor",
     "ExtractionTimeout",
     "InlineExecutor",
+    "LazyPoolExecutor",
     "ProcessExecutor",
     "ThreadExecutor",
     "WorkerDied",
@@ -220,10 +231,15 @@ class _PoolExecutor(Executor):
         self._generation += 1
         pool = _Pool(self._new_executor(), self._generation)
         futures = [asyncio.wrap_future(pool.executor.submit(self._warm_up_task())) for _ in range(self.max_workers)]
-        pool.ready = asyncio.ensure_future(asyncio.wait_for(asyncio.gather(*futures), WARM_UP_TIMEOUT))
-        # A pool may be retired before anyone awaits its warm-up: retrieve the outcome so
-        # that asyncio does not log "exception was never retrieved".
-        pool.ready.add_done_callback(lambda f: f.cancelled() or f.exception())
+        gathered = asyncio.gather(*futures)
+        # A pool may be retired or shut down before anyone awaits its warm-up (e.g. a
+        # restart after a timeout, then the spider closes): if the wait_for task below is
+        # cancelled before it starts, nothing awaits the gathering future, whose workers
+        # then fail (BrokenProcessPool, CancelledError). Retrieve both outcomes so that
+        # asyncio never logs "_GatheringFuture exception was never retrieved".
+        gathered.add_done_callback(_retrieve)
+        pool.ready = asyncio.ensure_future(asyncio.wait_for(gathered, WARM_UP_TIMEOUT))
+        pool.ready.add_done_callback(_retrieve)
         return pool
 
     async def _await_ready(self, pool: _Pool) -> None:
@@ -244,10 +260,11 @@ class _PoolExecutor(Executor):
         self._pool = None
         self._retired = []
         for pool in pools:
-            if pool.ready is not None and not pool.ready.done():
+            starting = pool.ready is not None and not pool.ready.done()
+            if starting:  # workers still starting: stop them, do not wait for them
                 pool.ready.cancel()
             if not pool.disposed:
-                if pool.inflight or pool.stuck:
+                if pool.inflight or pool.stuck or starting:
                     self._dispose(pool)
                 else:
                     pool.disposed = True
@@ -385,26 +402,118 @@ class ProcessExecutor(_PoolExecutor):
                 process.terminate()
 
 
+def _retrieve(future: asyncio.Future) -> None:
+    """Done callback: mark *future*'s exception as retrieved (it is handled elsewhere)."""
+    if not future.cancelled():
+        future.exception()
+
+
+class LazyPoolExecutor(Executor):
+    """A thread or process *pool* started lazily (see the module docstring): pages run
+    inline (:class:`InlineExecutor`) until they have taken *after_seconds* in total, then
+    the pool starts in the background and takes the pages once its workers are up.
+
+    :param pool: the :class:`ThreadExecutor` or :class:`ProcessExecutor` to start.
+    :param after_seconds: inline extraction seconds before the pool starts (>= 0; 0 =
+        start it in :meth:`start`, no page inline).
+    """
+
+    def __init__(self, pool: _PoolExecutor, *, after_seconds: float = 1.0) -> None:
+        super().__init__(timeout=pool.timeout, worker=pool.worker, on_restart=pool.on_restart)
+        if after_seconds < 0:
+            raise ValueError(f"after_seconds must be >= 0, got {after_seconds!r}")
+        self.name = pool.name
+        self.pool = pool
+        self.after_seconds = after_seconds
+        self.inline = InlineExecutor(timeout=pool.timeout, worker=pool.worker, method=pool.method)
+        self.inline_pages = 0
+        self.inline_seconds = 0.0
+        self._starting: asyncio.Task | None = None
+        self._ready = False
+        self._warmed = False
+
+    async def start(self) -> None:
+        """Nothing to start yet, unless *after_seconds* is 0: then the pool is started
+        and its workers awaited here, as :meth:`_PoolExecutor.start` does.
+
+        :raises WorkerDied: (*after_seconds* = 0) the workers could not start.
+        """
+        if self.after_seconds == 0:
+            await self.pool.start()
+            self._starting = asyncio.ensure_future(asyncio.sleep(0))
+            self._ready = True
+
+    def _start_pool(self) -> None:
+        if self._starting is None:
+            logger.info("Starting the %s pool in the background (%d pages cleaned inline in %.2f s)",
+                        self.name, self.inline_pages, self.inline_seconds)
+            self._starting = asyncio.ensure_future(self.pool.start())
+            self._starting.add_done_callback(self._started)
+
+    def _started(self, task: asyncio.Task) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is None:
+            self._ready = True
+        else:  # the pages go on inline
+            logger.error("The %s pool could not start; cleaning inline: %s", self.name, exc)
+
+    async def run(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict, float]:
+        if self._ready:
+            return await self.pool.run(html, url, method, params)
+        if not self._warmed:  # once, not charged to the first page
+            self._warmed = True
+            warm_up(method)
+        result, seconds = await self.inline.run(html, url, method, params)
+        self.inline_pages += 1
+        self.inline_seconds += seconds
+        if self.inline_seconds >= self.after_seconds:
+            self._start_pool()
+        return result, seconds
+
+    @property
+    def restarts(self) -> int:
+        """Restarts of the pool (0 before it started)."""
+        return self.pool.restarts
+
+    def shutdown(self) -> None:
+        """Stop the pool (at once if its workers are still starting)."""
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+        self._ready = False
+        self.pool.shutdown()
+
+
 def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, method: str = "setpr",
                   start_method: str = "spawn", worker: Worker = extract_page,
-                  on_restart: Callable[[str], None] | None = None) -> Executor:
+                  on_restart: Callable[[str], None] | None = None,
+                  pool_after_seconds: float | None = None) -> Executor:
     """The executor called *name* (``"inline"``, ``"thread"`` or ``"process"``).
 
     :param worker: the function run per page (default
         :func:`scrapy_cepr.worker.extract_page`); for ``process`` it must be picklable
         (a module-level function).
+    :param pool_after_seconds: None: the pool itself (started by ``start()``); a number:
+        the pool wrapped in a :class:`LazyPoolExecutor` started after that many seconds
+        of inline extraction.
     :raises ValueError: unknown *name*, ``max_workers < 1``, bad *start_method*.
 
     >>> make_executor("inline").name
     'inline'
+    >>> type(make_executor("process", pool_after_seconds=1.0)).__name__
+    'LazyPoolExecutor'
     """
     if name == "inline":
         return InlineExecutor(timeout=timeout, worker=worker, on_restart=on_restart, method=method)
     common: dict[str, Any] = {"max_workers": max_workers, "timeout": timeout, "worker": worker, "on_restart": on_restart,
                               "method": method}
+    pool: _PoolExecutor
     if name == "thread":
-        return ThreadExecutor(**common)
-    if name == "process":
-        return ProcessExecutor(start_method=start_method, **common)
-    raise ValueError(f"executor must be one of inline, thread, process; got {name!r}")
+        pool = ThreadExecutor(**common)
+    elif name == "process":
+        pool = ProcessExecutor(start_method=start_method, **common)
+    else:
+        raise ValueError(f"executor must be one of inline, thread, process; got {name!r}")
+    return pool if pool_after_seconds is None else LazyPoolExecutor(pool, after_seconds=pool_after_seconds)
 

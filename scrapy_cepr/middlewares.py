@@ -30,13 +30,33 @@ How the HTML travels (:class:`PageRef`):
    An item that a component *replaces* by a new object before ``CEPRPipeline`` loses its
    page (counted ``cepr/skipped/no_html``); declare the HTML field to avoid that.
 
-An item whose spider already filled the HTML field is left as it is. Requests and
-items from ``start()`` (no response) pass through untouched.
+An item whose spider already filled the HTML field is left as it is (the pipeline
+cleans that HTML and leaves the field alone). Requests and items from ``start()`` (no
+response) pass through untouched.
+
+Per request: ``meta={"cepr": False}`` opts a request's items out (they are exported
+with the output fields None and counted ``cepr/skipped/opt_out``); with
+``CEPR_OPT_IN=True`` only requests with ``meta={"cepr": True}`` are cleaned, as
+scrapy-playwright's ``meta={"playwright": True}``. Non-HTML responses (a JSON API, a
+PDF) are not pages to clean: their items are exported with the output fields None and
+no error, counted ``cepr/skipped/non_html``.
+
+The middleware is useless without the pipeline (nothing would remove the HTML it
+attaches, and a feed exporter cannot write it): when ``ITEM_PIPELINES`` has no
+:class:`~scrapy_cepr.pipelines.CEPRPipeline` (e.g. disabled with
+``-s 'ITEM_PIPELINES={"scrapy_cepr.pipelines.CEPRPipeline": null}'``), it disables itself
+with one warning (:class:`~scrapy.exceptions.NotConfigured`), and items pass untouched.
+
+``scrapy parse --pipelines`` calls the callback without spider middlewares: the
+middleware's ``process_spider_input`` remembers each response (a weak reference, keyed
+by URL), and the pipeline cleans an item that has no page but whose URL field names a
+response still in memory.
 """
 
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
@@ -44,6 +64,8 @@ from typing import TYPE_CHECKING, Any, Self
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response, TextResponse
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
 
 from .settings import CEPRConfig
 from .worker import HtmlBytes
@@ -53,7 +75,7 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-__all__ = ["CEPRSpiderMiddleware", "PageRef", "PageStore", "page_ref", "response_encoding"]
+__all__ = ["CEPRSpiderMiddleware", "PageRef", "PageStore", "page_ref", "pipeline_enabled", "response_encoding"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +88,9 @@ class PageRef:
     * ``html``: the page (:class:`~scrapy_cepr.worker.HtmlBytes` from a response;
       ``str`` or ``bytes`` accepted), or None when skipped;
     * ``skip``: None, or the stat suffix of the skip reason (``"non_html"``,
-      ``"too_large"``), counted as ``cepr/skipped/<skip>``;
-    * ``reason``: the message written to ``cepr_error`` for a skipped page.
+      ``"too_large"``, ``"opt_out"``), counted as ``cepr/skipped/<skip>``;
+    * ``reason``: why it was skipped (written to ``cepr_error`` for ``too_large``, only
+      logged at DEBUG for the others, which are not errors).
     """
 
     url: str | None
@@ -140,6 +163,9 @@ class PageStore:
         self.max_size = max_size
         self.evicted = 0
         self._pages: OrderedDict[int, tuple[Any, PageRef]] = OrderedDict()
+        #: URL -> response, for responses still in memory (weak references: this never
+        #: keeps a page alive). Read by the pipeline for items without a page.
+        self.responses: weakref.WeakValueDictionary[str, Response] = weakref.WeakValueDictionary()
 
     def __len__(self) -> int:
         return len(self._pages)
@@ -182,9 +208,13 @@ class CEPRSpiderMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.config = CEPRConfig.from_settings(crawler.settings)
+        self.config = CEPRConfig.from_crawler(crawler)
         if not self.config.enabled:
             raise NotConfigured("CEPR_ENABLED is False")
+        if not pipeline_enabled(crawler.settings):
+            raise NotConfigured("scrapy_cepr.pipelines.CEPRPipeline is not in ITEM_PIPELINES, so no HTML is "
+                                "attached to items and nothing is cleaned (enable both with "
+                                "ADDONS = {'scrapy_cepr.Addon': 0})")
         #: The side channel; found on the pipeline at first use (or set directly).
         self.pages: PageStore | None = None
         self._missing_pipeline_logged = False
@@ -193,6 +223,13 @@ class CEPRSpiderMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         """Build the middleware from the crawler's settings (``CEPR_*``)."""
         return cls(crawler)
+
+    def process_spider_input(self, response: Response) -> None:
+        """Remember *response* by URL (weakly), for items that reach the pipeline
+        without passing through :meth:`process_spider_output` (``scrapy parse``)."""
+        store = self._store()
+        if store is not None:
+            store.responses[response.url] = response
 
     async def process_spider_output(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
         """Yield every object of the callback's *result*, with the page of *response*
@@ -208,7 +245,12 @@ class CEPRSpiderMiddleware:
         adapter = ItemAdapter(item)
         if adapter.get(c.html_field) is not None:  # the spider attached its own HTML
             return item
-        ref = page_ref(response, c.max_html_bytes)
+        request = response.request
+        wanted = request.meta.get("cepr") if request is not None else None
+        if wanted is False or (c.opt_in and wanted is not True):
+            ref = PageRef(response.url, None, "opt_out", "skipped: opted out (request meta 'cepr')")
+        else:
+            ref = page_ref(response, c.max_html_bytes)
         _fill(adapter, c.url_field, ref.url)
         if ref.html is not None and _try_set(adapter, c.html_field, ref.html):
             return item
@@ -228,12 +270,35 @@ class CEPRSpiderMiddleware:
             if pipeline is None:
                 if not self._missing_pipeline_logged:
                     self._missing_pipeline_logged = True
-                    logger.error("CEPRSpiderMiddleware needs scrapy_cepr.pipelines.CEPRPipeline in "
-                                 "ITEM_PIPELINES (enable both with ADDONS = {'scrapy_cepr.Addon': 0}); "
-                                 "items that cannot carry the %r field will not be cleaned", self.config.html_field)
+                    logger.error("CEPRSpiderMiddleware found no scrapy_cepr.pipelines.CEPRPipeline instance "
+                                 "(enable both with ADDONS = {'scrapy_cepr.Addon': 0}); items that cannot "
+                                 "carry the %r field will not be cleaned", self.config.html_field)
                 return None
             self.pages = pipeline.pages
         return self.pages
+
+
+def pipeline_enabled(settings: Any) -> bool:
+    """Whether ``ITEM_PIPELINES`` (with its base and the add-ons' changes) enables
+    :class:`~scrapy_cepr.pipelines.CEPRPipeline` or a subclass of it (a component set
+    to None is disabled, as Scrapy does).
+
+    >>> from scrapy.settings import Settings
+    >>> pipeline_enabled(Settings({"ITEM_PIPELINES": {"scrapy_cepr.pipelines.CEPRPipeline": 100}}))
+    True
+    >>> pipeline_enabled(Settings({"ITEM_PIPELINES": {"scrapy_cepr.pipelines.CEPRPipeline": None}}))
+    False
+    """
+    from .pipelines import CEPRPipeline
+
+    for component in build_component_list(settings.getwithbase("ITEM_PIPELINES")):
+        try:
+            cls = load_object(component) if isinstance(component, str) else component
+        except (ImportError, NameError, ValueError):  # Scrapy reports it when it builds the pipelines
+            continue
+        if isinstance(cls, type) and issubclass(cls, CEPRPipeline):
+            return True
+    return False
 
 
 def _try_set(adapter: ItemAdapter, field: str, value: Any) -> bool:

@@ -7,22 +7,46 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
 
 * ``CEPR_TITLE_FIELD`` (``title``): the headline, or None;
 * ``CEPR_BODY_FIELD`` (``body``): the main content, plain text, one block per line;
-* ``CEPR_ERROR_FIELD`` (``cepr_error``): only when the page was not cleaned, with the
-  reason: ``skipped: non-HTML response (application/pdf)``, ``skipped: page too large
-  …``, ``failed: NotHTMLError: …``, ``timeout: timed out after 30 s``, ``empty: no main
-  content found``.
+* ``CEPR_ERROR_FIELD`` (``cepr_error``): None, or, when a page was not cleaned, the
+  reason: ``skipped: page too large …``, ``failed: NotHTMLError: …``, ``timeout: timed
+  out after 30 s``, ``empty: no main content found``;
+* ``CEPR_PAGE_TYPE_FIELD`` (``page_type``): ``"article"`` or ``"list"`` (list, index
+  and section pages, :mod:`scrapy_cepr.core.pagetype`), None when not detected; not
+  written with ``CEPR_NON_ARTICLE="keep"``; with ``"drop"`` the non-articles are dropped.
+  Optional on item classes: a class that does not declare it does not get it.
+
+**Every item that reaches the pipeline carries every output field** (None when absent),
+in that order, so that a CSV feed (whose header is the first item's keys) has the same
+columns on every row. Non-HTML responses (a JSON API …) and requests opted out with
+``meta={"cepr": False}`` are not errors: their items get the fields None.
+
+**A spider's own values** (``CEPR_OVERWRITE``): by default (``"fill"``) the pipeline
+writes the title and body only where the spider left them empty (None or ""); ``"keep"``
+never touches a field the spider set; ``"overwrite"`` always writes, with one warning
+per field the first time a spider's value is replaced. A spider's own HTML field is
+cleaned but never removed: only the HTML the middleware attached is removed.
 
 The crawl always goes on: a page that cannot be cleaned is exported with its error, a
-warning naming its URL is logged, and a stat is counted. The raw HTML is removed from the
-item after extraction unless ``CEPR_KEEP_HTML=True`` (a dict or ``scrapy.Item`` loses the
-key; a dataclass or attrs item, whose fields are attributes, gets None). With
+warning naming its URL is logged (the first ``CEPR_WARN_LIMIT`` of each kind; the rest
+are counted), and a stat is counted. At close, one INFO line sums the crawl up (items,
+cleaned, non-article, empty, failed, skipped, pages/s, extraction time and its share of
+the wall time). The HTML the middleware attached is removed from the item after
+extraction unless ``CEPR_KEEP_HTML=True`` (a dict or ``scrapy.Item`` loses the key; a
+dataclass or attrs item, whose fields are attributes, gets None). With
 ``CEPR_KEEP_HTML=True`` the field is exported as the decoded page (``str``, exactly
 ``response.text``): the page travels as bytes (:class:`~scrapy_cepr.worker.HtmlBytes`)
 and is decoded in the crawler only in that case.
 
-Stats (all under ``cepr/``): ``cleaned``, ``empty``, ``failed``, ``timeout``,
-``skipped/non_html``, ``skipped/too_large``, ``skipped/no_html`` (an item with no page
-attached, e.g. from ``start()``), ``worker_restarts``, ``errors/item_class`` and
+Order: the add-on places the pipeline at priority 100
+(:data:`scrapy_cepr.addon.PIPELINE_PRIORITY`), before the template pipeline of
+``scrapy startproject`` (300) and typical storage pipelines, which thus see cleaned
+items.
+
+Stats (all under ``cepr/``): ``cleaned``, ``non_article``, ``empty``, ``failed``,
+``timeout``, ``skipped/non_html``, ``skipped/opt_out``, ``skipped/too_large``,
+``skipped/no_html`` (an item with no page attached, e.g. from ``start()``),
+``page_type/<type>``, ``dropped/non_article``, ``dropped/item_class``,
+``worker_restarts``, ``errors/item_class`` and
 ``extraction_seconds`` (float: seconds spent extracting, measured in the workers, for
 the pages that were cleaned or empty), to compare with the crawl's ``elapsed_time_seconds``.
 
@@ -30,26 +54,30 @@ Item classes: the pipeline writes the title, body and error fields, so a
 ``scrapy.Item`` / dataclass / attrs class must declare them (and the HTML field when
 ``CEPR_KEEP_HTML=True``). A class that lacks one is a configuration error: at its first
 item with a page, the pipeline logs an error naming the field, the setting and the
-class, counts ``cepr/errors/item_class``, raises :class:`ValueError` (Scrapy reports the
-item as an error), and closes the spider with reason ``cepr_item_class_error`` rather
-than crawl on and lose every page. Items with no page attached are never checked.
+class once (no traceback), counts ``cepr/errors/item_class``, and closes the spider with
+reason ``cepr_item_class_error`` rather than crawl on and lose every page; the items of
+that class still in flight are dropped quietly (:class:`~scrapy.exceptions.DropItem` at
+DEBUG level, counted ``cepr/dropped/item_class``). Items with no page attached are
+never checked.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections import Counter
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 
 from .core.errors import ExtractionError
 from .executors import Executor, ExtractionTimeout, WorkerDied, make_executor
-from .middlewares import PageRef, PageStore
+from .middlewares import PageRef, PageStore, _try_set, page_ref
 from .settings import CEPRConfig
 from .worker import HtmlBytes, extract_page
 
@@ -65,14 +93,19 @@ _FIELD_SETTINGS = {
     "body_field": "CEPR_BODY_FIELD",
     "error_field": "CEPR_ERROR_FIELD",
     "html_field": "CEPR_HTML_FIELD",
+    "page_type_field": "CEPR_PAGE_TYPE_FIELD",
 }
+
+#: Skips that are not errors: no cepr_error, a DEBUG message.
+_QUIET_SKIPS = frozenset({"non_html", "opt_out"})
 
 
 class CEPRPipeline:
     """Fill the title and body of every item carrying its page (see the module docstring).
 
     :param crawler: the running crawler; its settings are validated here
-        (:meth:`CEPRConfig.from_settings <scrapy_cepr.settings.CEPRConfig.from_settings>`).
+        (:meth:`CEPRConfig.from_crawler <scrapy_cepr.settings.CEPRConfig.from_crawler>`:
+        the settings, with the spider's ``custom_settings`` and ``cepr_method``).
     :raises ValueError: a bad ``CEPR_*`` setting, naming it and its value.
     :raises NotConfigured: ``CEPR_ENABLED=False``.
 
@@ -81,12 +114,13 @@ class CEPRPipeline:
     module-level function of the same signature.
     """
 
-    #: ``(html, url, method, params) -> (Extraction.to_dict(), seconds)``.
+    #: ``(html, url, method, params) -> (result dict, seconds)``; the dict has ``title``,
+    #: ``body`` and optionally ``page_type``.
     worker = staticmethod(extract_page)
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.config = CEPRConfig.from_settings(crawler.settings)
+        self.config = CEPRConfig.from_crawler(crawler)
         if not self.config.enabled:
             raise NotConfigured("CEPR_ENABLED is False")
         self.stats = crawler.stats
@@ -96,6 +130,10 @@ class CEPRPipeline:
         self._class_errors: dict[type, str | None] = {}
         self._closing: Any = None
         self._warned_no_html = False
+        self._warned_replaced: set[str] = set()
+        #: Per-page warnings logged so far, per kind (rate limit: CEPR_WARN_LIMIT).
+        self._warnings: Counter[str] = Counter()
+        self._started: float | None = None
         crawler.signals.connect(self.pages.discard, signal=signals.item_dropped)
         crawler.signals.connect(self.pages.discard, signal=signals.item_error)
 
@@ -106,7 +144,10 @@ class CEPRPipeline:
 
     # -- life cycle --------------------------------------------------------------------
     async def open_spider(self) -> None:
-        """Start the executor (thread/process pools are created here).
+        """Create the executor. A thread/process pool is not started here: pages are
+        cleaned inline until ``CEPR_POOL_AFTER_SECONDS`` of extraction time, then the
+        pool starts in the background (:class:`scrapy_cepr.executors.LazyPoolExecutor`),
+        so ``scrapy shell`` and small crawls never start workers.
 
         :raises ValueError: a pool executor without an asyncio event loop (a non-asyncio
             ``TWISTED_REACTOR``).
@@ -118,84 +159,182 @@ class CEPRPipeline:
                              "use CEPR_EXECUTOR='inline' with other reactors")
         self.executor = make_executor(c.executor, max_workers=c.max_workers, timeout=c.timeout, method=c.method,
                                       start_method=c.start_method, worker=type(self).worker,
-                                      on_restart=self._on_restart)
+                                      on_restart=self._on_restart, pool_after_seconds=c.pool_after_seconds)
         await self.executor.start()
+        self._started = time.monotonic()
         logger.info("CEPR: method %s %s, executor %s (%s), timeout %g s", c.method, c.params_dict or "(defaults)",
-                    c.executor, "in the reactor thread" if c.executor == "inline" else f"{c.max_workers} workers",
+                    c.executor, "in the reactor thread" if c.executor == "inline" else
+                    f"{c.max_workers} workers, started after {c.pool_after_seconds:g} s of inline extraction",
                     c.timeout)
 
     async def close_spider(self) -> None:
-        """Shut the executor's pools down."""
+        """Shut the executor's pools down and log the summary line."""
         if self.executor is not None:
             self.executor.shutdown()
             self.executor = None
+        if self._started is not None:
+            logger.info("%s", self.summary(time.monotonic() - self._started))
+            self._started = None
+
+    def summary(self, wall_seconds: float) -> str:
+        """The closing summary: items by outcome, pages/s and the extraction share of
+        the wall time (*wall_seconds* since the spider opened). With a pool the
+        extraction seconds are summed over the workers, so the share can exceed 100 %.
+
+        >>> from scrapy.utils.test import get_crawler
+        >>> p = CEPRPipeline(get_crawler(settings_dict={"CEPR_EXECUTOR": "inline"}))
+        >>> for key, n in (("cleaned", 8), ("empty", 1), ("skipped/non_html", 1)):
+        ...     p.stats.set_value(f"cepr/{key}", n)
+        >>> p.stats.set_value("cepr/extraction_seconds", 0.5)
+        >>> p.summary(2.0)
+        'CEPR summary: 10 items: 8 cleaned, 0 non-article, 1 empty, 0 failed, 0 timeout, 1 skipped (non_html 1); 5.0 pages/s; extraction 0.50 s = 25% of 2.00 s wall time'
+        """
+        get = self.stats.get_value
+        stats = self.stats.get_stats()
+        skipped = {k[len("cepr/skipped/"):]: v for k, v in sorted(stats.items()) if k.startswith("cepr/skipped/")}
+        counts = {k: get(f"cepr/{k}", 0) for k in ("cleaned", "non_article", "empty", "failed", "timeout")}
+        pages = sum(counts.values())
+        total = pages + sum(skipped.values())
+        seconds = get("cepr/extraction_seconds", 0.0)
+        wall = max(wall_seconds, 1e-9)
+        skip_text = f" ({', '.join(f'{k} {v}' for k, v in skipped.items())})" if skipped else ""
+        suppressed = {k: n - self.config.warn_limit for k, n in self._warnings.items()
+                      if self.config.warn_limit and n > self.config.warn_limit}
+        tail = f"; warnings not logged: {', '.join(f'{k} {n}' for k, n in sorted(suppressed.items()))}" \
+            if suppressed else ""
+        return (f"CEPR summary: {total} items: " + ", ".join(f"{v} {k.replace('_', '-')}" for k, v in counts.items())
+                + f", {sum(skipped.values())} skipped{skip_text}; {pages / wall:.1f} pages/s; "
+                f"extraction {seconds:.2f} s = {100 * seconds / wall:.0f}% of {wall_seconds:.2f} s wall time{tail}")
 
     def _on_restart(self, reason: str) -> None:
         self.stats.inc_value("cepr/worker_restarts")
 
     # -- items -------------------------------------------------------------------------
     async def process_item(self, item: Any) -> Any:
-        """Clean *item*'s page and return the item (the same object).
+        """Clean *item*'s page and return the item (the same object), with every output
+        field set (see the module docstring).
 
-        :raises ValueError: the item's class lacks an output field (see the module
-            docstring); nothing else escapes: page errors are recorded in the item.
+        :raises DropItem: ``CEPR_NON_ARTICLE="drop"`` and the page is not an article;
+            or the item's class lacks an output field (logged once as an error, the
+            spider is closed, further items of the class are dropped at DEBUG level).
         """
         c = self.config
         adapter = ItemAdapter(item)
         ref = self.pages.pop(item)  # side channel first, then the item's own field
+        own_html = False
         if ref is None:
             html = adapter.get(c.html_field)
-            if html is None:
+            if html is not None:
+                own_html = not isinstance(html, HtmlBytes)  # not attached by the middleware
+                ref = PageRef(adapter.get(c.url_field), html)
+            else:
+                ref = self._recent_page(adapter)
+            if ref is None:
                 self._no_html(adapter)
+                self._write(item, adapter, {}, quiet=True)
                 return item
-            ref = PageRef(adapter.get(c.url_field), html)
+        if ref.skip in _QUIET_SKIPS:
+            self.stats.inc_value(f"cepr/skipped/{ref.skip}")
+            logger.debug("CEPR did not clean %s: %s", ref.url, ref.reason)
+            self._write(item, adapter, {}, quiet=True)
+            return item
         self._check_class(item)
         url = ref.url or adapter.get(c.url_field)
         if ref.skip is not None:
-            self._record(item, adapter, f"skipped/{ref.skip}", ref.reason, url, log=logger.debug)
+            values = self._record(f"skipped/{ref.skip}", ref.reason, url, log=logger.debug)
         else:
-            await self._extract(item, adapter, ref.html, url)
-        self._finish_html(item, adapter, ref)
+            values = await self._extract(ref.html, url)
+        self._write(item, adapter, values)
+        if not own_html:
+            self._finish_html(item, adapter, ref)
+        page_type = values.get("page_type")
+        if c.non_article == "drop" and page_type not in (None, "article"):
+            self.stats.inc_value("cepr/dropped/non_article")
+            raise DropItem(f"CEPR: {url} is not an article page ({page_type})", log_level="DEBUG")
         return item
 
-    async def _extract(self, item: Any, adapter: ItemAdapter, html: Any, url: str | None) -> None:
+    async def _extract(self, html: Any, url: str | None) -> dict[str, Any]:
+        """Run the method on *html*; the output values (title, body, error, page type)."""
         c = self.config
         size = _size(html, c.max_html_bytes)
         if c.max_html_bytes and size > c.max_html_bytes:
-            self._record(item, adapter, "skipped/too_large",
-                         f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={c.max_html_bytes})", url)
-            return
+            return self._record("skipped/too_large",
+                                f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={c.max_html_bytes})",
+                                url)
         if not isinstance(html, (str, bytes)):
-            self._record(item, adapter, "failed", f"failed: {c.html_field!r} holds {type(html).__name__}, "
-                         "not str or bytes", url)
-            return
+            return self._record("failed", f"failed: {c.html_field!r} holds {type(html).__name__}, not str or bytes",
+                                url)
         assert self.executor is not None, "open_spider() was not called"
         try:
             result, seconds = await self.executor.run(html, url, c.method, c.params_dict)
         except ExtractionTimeout as exc:
-            self._record(item, adapter, "timeout", f"timeout: {exc}", url)
+            return self._record("timeout", f"timeout: {exc}", url)
         except WorkerDied as exc:
-            self._record(item, adapter, "failed", f"failed: {exc}", url)
+            return self._record("failed", f"failed: {exc}", url)
         except ExtractionError as exc:
-            self._record(item, adapter, "failed", f"failed: {type(exc).__name__}: {exc}", url)
+            return self._record("failed", f"failed: {type(exc).__name__}: {exc}", url)
         except Exception as exc:  # a bug in a method must not stop the crawl
             logger.debug("Extraction error on %s", url, exc_info=True)
-            self._record(item, adapter, "failed", f"failed: {type(exc).__name__}: {exc}", url)
+            return self._record("failed", f"failed: {type(exc).__name__}: {exc}", url)
+        self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)
+        values = {"title_field": result["title"], "body_field": result["body"]}
+        page_type = result.get("page_type")
+        if c.non_article != "keep" and page_type is not None:
+            values["page_type_field"] = page_type
+            self.stats.inc_value(f"cepr/page_type/{page_type}")
+        if not result["body"]:
+            values.update(self._record("empty", "empty: no main content found", url))
+        elif c.non_article != "keep" and page_type not in (None, "article"):
+            self.stats.inc_value("cepr/non_article")
         else:
-            self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)
-            self._set(item, adapter, "title_field", result["title"])
-            self._set(item, adapter, "body_field", result["body"])
-            if result["body"]:
-                self.stats.inc_value("cepr/cleaned")
-            else:
-                self._record(item, adapter, "empty", "empty: no main content found", url)
+            self.stats.inc_value("cepr/cleaned")
+        return values
 
-    def _record(self, item: Any, adapter: ItemAdapter, stat: str, message: str | None, url: str | None,
-                log: Any = None) -> None:
-        """Write *message* to the error field, count ``cepr/<stat>``, log with the URL."""
+    def _record(self, stat: str, message: str | None, url: str | None, log: Any = None) -> dict[str, Any]:
+        """Count ``cepr/<stat>``, log *message* with the URL (rate-limited per kind);
+        the error value to write."""
         self.stats.inc_value(f"cepr/{stat}")
-        self._set(item, adapter, "error_field", message)
-        (log or logger.warning)("CEPR could not clean %s: %s", url or "(no URL)", message)
+        if log is None:
+            self._warn(stat, "CEPR could not clean %s: %s", url or "(no URL)", message)
+        else:
+            log("CEPR could not clean %s: %s", url or "(no URL)", message)
+        return {"error_field": message}
+
+    def _warn(self, kind: str, message: str, *args: Any) -> None:
+        """A per-page warning: the first ``CEPR_WARN_LIMIT`` of each *kind* are logged,
+        the last of them saying so; the rest are counted for the summary."""
+        self._warnings[kind] += 1
+        n, limit = self._warnings[kind], self.config.warn_limit
+        if not limit or n < limit:
+            logger.warning(message, *args)
+        elif n == limit:
+            logger.warning(message + " (%d %r warnings: further ones are only counted, see the summary at close)",
+                           *args, n, kind)
+
+    def _write(self, item: Any, adapter: ItemAdapter, values: dict[str, Any], quiet: bool = False) -> None:
+        """Write every output field, in order, from *values* (config attribute -> value;
+        absent = None), following ``CEPR_OVERWRITE`` for the title and body. *quiet*:
+        an item not cleaned (no page, non-HTML, opted out): fields it cannot take are
+        skipped and existing values are never replaced."""
+        c = self.config
+        attrs = ["title_field", "body_field", "error_field"] + ([] if c.non_article == "keep" else ["page_type_field"])
+        for attr in attrs:
+            field = getattr(c, attr)
+            value = values.get(attr)
+            old = adapter.get(field)
+            if quiet or attr == "page_type_field":  # optional on item classes
+                if not quiet or (old is None and field not in adapter):
+                    _try_set(adapter, field, value)
+                continue
+            if attr in ("title_field", "body_field") and old is not None and old != value:
+                if value is None or c.overwrite == "keep" or (c.overwrite == "fill" and old != ""):
+                    continue  # the spider's own value stays (never erased by a failed page)
+                if old != "" and field not in self._warned_replaced:
+                    self._warned_replaced.add(field)
+                    logger.warning("CEPR_OVERWRITE='overwrite' replaced the spider's own %r of %s (%r) by the "
+                                   "extracted one; warned once per field", field,
+                                   adapter.get(c.url_field) or type(item).__name__, _short(old))
+            self._set(item, adapter, attr, value)
 
     def _set(self, item: Any, adapter: ItemAdapter, attr: str, value: Any) -> None:
         field = getattr(self.config, attr)
@@ -205,13 +344,15 @@ class CEPRPipeline:
             cls = type(item)
             message = (f"CEPRPipeline cannot set the field {field!r} ({_FIELD_SETTINGS[attr]}) on items of class "
                        f"{cls.__module__}.{cls.__qualname__}: {exc}")
-            self._class_errors[cls] = message
-            self._class_error(message)
-            raise ValueError(message) from None
+            if self._class_errors.get(cls) is None:
+                self._class_errors[cls] = message
+                self._class_error(message)
+            self.stats.inc_value("cepr/dropped/item_class")
+            raise DropItem(message, log_level="DEBUG") from None
 
     def _finish_html(self, item: Any, adapter: ItemAdapter, ref: PageRef) -> None:
-        """Remove the HTML field (default), or make sure it holds the page
-        (``CEPR_KEEP_HTML=True``)."""
+        """Remove the HTML field the middleware filled (default), or make sure it holds
+        the page (``CEPR_KEEP_HTML=True``)."""
         field = self.config.html_field
         if self.config.keep_html:
             html = adapter.get(field)
@@ -226,17 +367,28 @@ class CEPRPipeline:
         elif adapter.get(field) is not None:  # dataclass, attrs: a declared attribute
             adapter[field] = None  # deleting it would break the class (slots, asdict)
 
+    def _recent_page(self, adapter: ItemAdapter) -> PageRef | None:
+        """The page of an item that did not pass through the spider middleware
+        (``scrapy parse --pipelines``) or lost it, found by its URL field among the
+        responses still in memory; else None."""
+        url = adapter.get(self.config.url_field)
+        response = self.pages.responses.get(url) if isinstance(url, str) else None
+        if response is None:
+            return None
+        return page_ref(response, self.config.max_html_bytes)
+
     def _no_html(self, adapter: ItemAdapter) -> None:
         self.stats.inc_value("cepr/skipped/no_html")
         if not self._warned_no_html:
             self._warned_no_html = True
-            logger.warning("CEPR got an item with no page attached (%s); items not produced from a response, "
-                           "or replaced before CEPRPipeline, are not cleaned. Is CEPRSpiderMiddleware enabled "
-                           "(ADDONS = {'scrapy_cepr.Addon': 0})? Counted in cepr/skipped/no_html.",
-                           adapter.get(self.config.url_field) or type(adapter.item).__name__)
+            logger.warning("CEPR got an item with no page attached (%s) and no response in memory for its %r "
+                           "field; items not produced from a response (e.g. from start()), or replaced by a new "
+                           "object before CEPRPipeline, are not cleaned. Counted in cepr/skipped/no_html.",
+                           adapter.get(self.config.url_field) or type(adapter.item).__name__,
+                           self.config.url_field)
 
     def _check_class(self, item: Any) -> None:
-        """Raise ValueError when *item*'s class cannot take an output field."""
+        """Drop *item* when its class cannot take an output field (error logged once)."""
         cls = type(item)
         if cls not in self._class_errors:
             self._class_errors[cls] = _missing_field_message(cls, self.config)
@@ -244,18 +396,30 @@ class CEPRPipeline:
                 self._class_error(self._class_errors[cls])
         message = self._class_errors[cls]
         if message is not None:
-            raise ValueError(message)
+            self.stats.inc_value("cepr/dropped/item_class")
+            raise DropItem(message, log_level="DEBUG")
 
     def _class_error(self, message: str) -> None:
         """First error of a class: log it, count it, close the spider."""
         self.stats.inc_value("cepr/errors/item_class")
-        logger.error("%s; closing the spider", message)
+        logger.error("%s; closing the spider (items of this class are dropped, counted in "
+                     "cepr/dropped/item_class)", message)
         try:
             engine = self.crawler.engine
         except RuntimeError:  # not crawling (e.g. a unit test): nothing to close
             engine = None
         if engine is not None and self._closing is None:
             self._closing = deferred_from_coro(engine.close_spider_async(reason="cepr_item_class_error"))
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """*value* as text, cut to *limit* characters for a log line.
+
+    >>> _short("x" * 100, 5)
+    'xxxxx…'
+    """
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _missing_field_message(cls: type, config: CEPRConfig) -> str | None:

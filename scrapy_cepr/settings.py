@@ -9,8 +9,14 @@ Method parameters are mapped generically: each parameter ``p`` of the chosen met
 (:meth:`scrapy_cepr.methods.Method.param_names`) is read from the setting
 ``"CEPR_" + p.upper().strip("_")`` (``alpha`` -> ``CEPR_ALPHA``, ``lambda_`` ->
 ``CEPR_LAMBDA``). String values (``scrapy crawl -s CEPR_ALPHA=0.9``) are converted to the
-parameter's type. A ``CEPR_*`` setting that is neither a general setting nor a parameter
-of the chosen method is refused (it is a typo, or belongs to another method).
+parameter's type. A parameter of *another* known method is ignored with an INFO message
+(so ``-s CEPR_METHOD=cetr`` works in a project whose ``settings.py`` tunes
+``CEPR_RADIUS`` for setpr); a ``CEPR_*`` setting that is neither a general setting nor a
+parameter of any method is refused (a typo such as ``CEPR_ALHPA``).
+
+The method can also be chosen per spider: ``custom_settings = {"CEPR_METHOD": "nce"}``,
+or a spider attribute ``cepr_method = "nce"`` (also ``scrapy crawl … -a
+cepr_method=nce``), which wins over the settings (:meth:`CEPRConfig.from_crawler`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from .methods import METHOD_NAMES, get_method
 
 __all__ = [
     "EXECUTORS",
+    "NON_ARTICLE",
+    "OVERWRITE",
     "SETTINGS_DOC",
     "START_METHODS",
     "CEPRConfig",
@@ -44,6 +52,14 @@ EXECUTORS: tuple[str, ...] = ("inline", "thread", "process")
 #: Accepted values of ``CEPR_START_METHOD``: how process workers are started. ``fork``
 #: is refused: forking the crawler (a running reactor, threads, open sockets) is unsafe.
 START_METHODS: tuple[str, ...] = tuple(m for m in ("spawn", "forkserver") if m in multiprocessing.get_all_start_methods())
+
+#: Accepted values of ``CEPR_OVERWRITE``: what the pipeline does with a title or body the
+#: spider already set (see :mod:`scrapy_cepr.pipelines`).
+OVERWRITE: tuple[str, ...] = ("keep", "fill", "overwrite")
+
+#: Accepted values of ``CEPR_NON_ARTICLE``: what happens to pages that are not articles
+#: (list, index and section pages; :mod:`scrapy_cepr.core.pagetype`).
+NON_ARTICLE: tuple[str, ...] = ("keep", "mark", "drop")
 
 _PREFIX = "CEPR_"
 
@@ -68,6 +84,12 @@ SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
     ("CEPR_TIMEOUT", "30.0", "Seconds a page may take in a thread/process worker, counted from its submission (so including the wait behind at most one page), before it is abandoned and recorded (> 0)."),
     ("CEPR_MAX_HTML_BYTES", "10000000", "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit."),
     ("CEPR_MAX_PENDING_PAGES", "1000", "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD."),
+    ("CEPR_OVERWRITE", '"fill"', 'A title/body the spider already set: "fill" writes only empty (None or "") fields, "keep" never touches a field the spider set, "overwrite" always writes (a warning, once per field, when a value is replaced).'),
+    ("CEPR_NON_ARTICLE", '"mark"', 'Pages that are not articles (list, index, section pages): "mark" writes the type to CEPR_PAGE_TYPE_FIELD, "drop" drops the item (stat cepr/dropped/non_article), "keep" does not detect it.'),
+    ("CEPR_PAGE_TYPE_FIELD", '"page_type"', 'Output field for the page type ("article" or "list"; None when not detected); written unless CEPR_NON_ARTICLE="keep".'),
+    ("CEPR_OPT_IN", "False", 'True: clean only responses whose request has meta {"cepr": True}; False: every HTML response except meta {"cepr": False}.'),
+    ("CEPR_WARN_LIMIT", "5", "Per-page warnings logged per kind (failed, timeout, empty …) before the rest are only counted (the closing summary gives the totals); 0 = no limit."),
+    ("CEPR_POOL_AFTER_SECONDS", "1.0", "thread/process executor: pages are cleaned inline until they have taken this many seconds in total; then the pool starts in the background and takes over when ready (small crawls never start it); 0 = start it when the spider opens."),
 )
 
 _GENERAL = tuple(name for name, _, _ in SETTINGS_DOC if name not in ("CEPR_ALPHA", "CEPR_LAMBDA", "CEPR_RADIUS", "CEPR_EDGES"))
@@ -131,13 +153,21 @@ class CEPRConfig:
     timeout: float = 30.0
     max_html_bytes: int = 10_000_000
     max_pending_pages: int = 1000
+    overwrite: str = "fill"
+    non_article: str = "mark"
+    page_type_field: str = "page_type"
+    opt_in: bool = False
+    warn_limit: int = 5
+    pool_after_seconds: float = 1.0
+    #: Parameter settings of other methods, ignored for this one (logged at INFO).
+    ignored: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.method not in METHOD_NAMES:
             raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {self.method!r}")
         _validate_params(self.method, dict(self.params))
         names = {}
-        for attr in ("html_field", "url_field", "title_field", "body_field", "error_field"):
+        for attr in ("html_field", "url_field", "title_field", "body_field", "error_field", "page_type_field"):
             setting = _PREFIX + attr.upper()
             value = getattr(self, attr)
             if not isinstance(value, str) or not value:
@@ -152,10 +182,18 @@ class CEPRConfig:
         _check_int("CEPR_MAX_WORKERS", self.max_workers, 1)
         _check_int("CEPR_MAX_HTML_BYTES", self.max_html_bytes, 0)
         _check_int("CEPR_MAX_PENDING_PAGES", self.max_pending_pages, 1)
+        _check_int("CEPR_WARN_LIMIT", self.warn_limit, 0)
+        for attr, allowed in (("overwrite", OVERWRITE), ("non_article", NON_ARTICLE)):
+            if getattr(self, attr) not in allowed:
+                raise ValueError(f"{_PREFIX + attr.upper()} must be one of {', '.join(allowed)}; "
+                                 f"got {getattr(self, attr)!r}")
+        p = self.pool_after_seconds
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p) or p < 0:
+            raise ValueError(f"CEPR_POOL_AFTER_SECONDS must be a number of seconds >= 0; got {p!r}")
         t = self.timeout
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
             raise ValueError(f"CEPR_TIMEOUT must be a number of seconds > 0; got {t!r}")
-        for attr in ("enabled", "keep_html"):
+        for attr in ("enabled", "keep_html", "opt_in"):
             if not isinstance(getattr(self, attr), bool):
                 raise ValueError(  # noqa: TRY004 - settings errors are ValueErrors naming the setting
                     f"{_PREFIX + attr.upper()} must be True or False; got {getattr(self, attr)!r}")
@@ -166,19 +204,34 @@ class CEPRConfig:
         return dict(self.params)
 
     @property
-    def output_fields(self) -> tuple[str, str, str]:
-        """``(title_field, body_field, error_field)``: the fields the pipeline writes."""
-        return (self.title_field, self.body_field, self.error_field)
+    def output_fields(self) -> tuple[str, ...]:
+        """The fields the pipeline writes on every item, in export order:
+        ``(title_field, body_field, error_field)``, plus ``page_type_field`` unless
+        ``CEPR_NON_ARTICLE="keep"``."""
+        extra = () if self.non_article == "keep" else (self.page_type_field,)
+        return (self.title_field, self.body_field, self.error_field, *extra)
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> CEPRConfig:
+    def from_crawler(cls, crawler: Any) -> CEPRConfig:
+        """:meth:`from_settings` of the crawler's settings (which include the spider's
+        ``custom_settings``), with the spider attribute ``cepr_method`` (if the spider has
+        one, e.g. from ``-a cepr_method=nce``) taking precedence over ``CEPR_METHOD``.
+
+        :raises ValueError: as :meth:`from_settings`.
+        """
+        method = getattr(getattr(crawler, "spider", None), "cepr_method", None)
+        return cls.from_settings(crawler.settings, method=method)
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], method: str | None = None) -> CEPRConfig:
         """Read and validate the ``CEPR_*`` settings of a :class:`scrapy.settings.Settings`
         (a plain dict works too). Values given as strings on the command line
         (``-s CEPR_MAX_WORKERS=4``) are converted.
 
+        :param method: the method, overriding ``CEPR_METHOD`` (a spider's choice).
         :raises ValueError: naming the setting and the value: unknown method, a method
-            parameter out of range, an unknown ``CEPR_*`` setting, a bad executor,
-            worker count, timeout, size or field name.
+            parameter out of range, a ``CEPR_*`` setting unknown to every method, a bad
+            executor, worker count, timeout, size or field name.
 
         >>> CEPRConfig.from_settings({"CEPR_ALPHA": "0.9", "CEPR_EXECUTOR": "thread"}).params
         (('alpha', 0.9),)
@@ -186,9 +239,11 @@ class CEPRConfig:
         Traceback (most recent call last):
         ...
         ValueError: CEPR_ALPHA=-1 is invalid: alpha must be a float >= 0, got -1
+        >>> CEPRConfig.from_settings({"CEPR_METHOD": "cetr", "CEPR_RADIUS": 2}).ignored
+        ('CEPR_RADIUS',)
         """
         get = settings.get
-        method = get("CEPR_METHOD", "setpr")
+        method = method or get("CEPR_METHOD", "setpr")
         if method not in METHOD_NAMES:
             raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {method!r}")
         spec = get_method(method)
@@ -198,11 +253,20 @@ class CEPRConfig:
         if clash:  # a method's parameter named like a general setting: a bug in the method
             raise ValueError(f"method {method!r} has a parameter whose setting {clash[0]} clashes with a general setting")
         known = set(_GENERAL) | set(by_setting)
+        others = _all_param_settings()
+        ignored = []
         for name in list(settings):
             if isinstance(name, str) and name.startswith(_PREFIX) and name not in known:
+                if name in others:  # another method's parameter: ignored for this method
+                    if settings.get(name) is not None:
+                        ignored.append(name)
+                    continue
                 raise ValueError(
-                    f"unknown setting {name} for CEPR_METHOD={method!r}; known: {', '.join(sorted(known))}"
+                    f"unknown setting {name}: neither a general setting nor a parameter of any method "
+                    f"({', '.join(METHOD_NAMES)}); known for CEPR_METHOD={method!r}: {', '.join(sorted(known))}"
                 )
+        if ignored:
+            logger.info("CEPR_METHOD=%r ignores %s (parameters of other methods)", method, ", ".join(sorted(ignored)))
         params = []
         for setting, p in by_setting.items():
             value = get(setting)
@@ -228,7 +292,19 @@ class CEPRConfig:
             timeout=_float("CEPR_TIMEOUT", get("CEPR_TIMEOUT", 30.0)),
             max_html_bytes=_int("CEPR_MAX_HTML_BYTES", get("CEPR_MAX_HTML_BYTES", 10_000_000)),
             max_pending_pages=_int("CEPR_MAX_PENDING_PAGES", get("CEPR_MAX_PENDING_PAGES", 1000)),
+            overwrite=get("CEPR_OVERWRITE", "fill"),
+            non_article=get("CEPR_NON_ARTICLE", "mark"),
+            page_type_field=get("CEPR_PAGE_TYPE_FIELD", "page_type"),
+            opt_in=_bool("CEPR_OPT_IN", get("CEPR_OPT_IN", False)),
+            warn_limit=_int("CEPR_WARN_LIMIT", get("CEPR_WARN_LIMIT", 5)),
+            pool_after_seconds=_float("CEPR_POOL_AFTER_SECONDS", get("CEPR_POOL_AFTER_SECONDS", 1.0)),
+            ignored=tuple(sorted(ignored)),
         )
+
+
+def _all_param_settings() -> frozenset[str]:
+    """The settings of every parameter of every method (:data:`METHOD_NAMES`)."""
+    return frozenset(param_setting_name(f.name) for m in METHOD_NAMES for f in fields(get_method(m).params_cls))
 
 
 def _validate_params(method: str, params: dict[str, Any]) -> None:

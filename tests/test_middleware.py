@@ -16,6 +16,7 @@ import threading
 
 import pytest
 import scrapy
+from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.test import get_crawler
 
@@ -30,8 +31,12 @@ def html_response(url: str = URL, body: str = PAGE) -> HtmlResponse:
     return HtmlResponse(url, body=body.encode("utf-8"), encoding="utf-8")
 
 
+#: The middleware disables itself without the pipeline (issue 10 item 1).
+WITH_PIPELINE = {"ITEM_PIPELINES": {"scrapy_cepr.pipelines.CEPRPipeline": 100}}
+
+
 def middleware(**settings) -> CEPRSpiderMiddleware:
-    mw = CEPRSpiderMiddleware.from_crawler(get_crawler(settings_dict=settings))
+    mw = CEPRSpiderMiddleware.from_crawler(get_crawler(settings_dict={**WITH_PIPELINE, **settings}))
     mw.pages = PageStore(10)
     return mw
 
@@ -140,12 +145,53 @@ def test_spider_output_is_an_async_generator():
     assert isinstance(request, Request)
 
 
-def test_missing_pipeline_is_logged_once(caplog):
-    mw = CEPRSpiderMiddleware.from_crawler(get_crawler())  # not crawling: no pipeline to find
+def test_missing_pipeline_instance_is_logged_once(caplog):
+    mw = CEPRSpiderMiddleware.from_crawler(get_crawler(settings_dict=WITH_PIPELINE))  # not crawling
     a, b = LeanItem(), LeanItem()
     mw.get_processed_item(a, html_response())
     mw.get_processed_item(b, html_response())
-    assert caplog.text.count("CEPRSpiderMiddleware needs scrapy_cepr.pipelines.CEPRPipeline") == 1
+    assert caplog.text.count("CEPRSpiderMiddleware found no scrapy_cepr.pipelines.CEPRPipeline instance") == 1
+
+
+@pytest.mark.parametrize("settings", [
+    {"SPIDER_MIDDLEWARES": {CEPRSpiderMiddleware: 10}},
+    {"ADDONS": {"scrapy_cepr.Addon": 0}, "ITEM_PIPELINES": {"scrapy_cepr.pipelines.CEPRPipeline": None}},
+    {"SPIDER_MIDDLEWARES": {CEPRSpiderMiddleware: 10}, "ITEM_PIPELINES": {"scrapy.pipelines.images.ImagesPipeline": 1}},
+], ids=["none", "addon-with-pipeline-null", "other-pipeline"])
+def test_middleware_disables_itself_without_the_pipeline(settings):
+    # Issue 10 item 1: without the pipeline nothing would remove the HtmlBytes the
+    # middleware attaches, and the JSON exporter would fail on it (the command-line
+    # case, -s 'ITEM_PIPELINES={...: null}', is run in test_example_crawl.py).
+    crawler = get_crawler(settings_dict=settings)
+    with pytest.raises(NotConfigured, match="CEPRPipeline is not in ITEM_PIPELINES"):
+        CEPRSpiderMiddleware.from_crawler(crawler)
+
+
+def test_a_subclass_of_the_pipeline_counts():
+    from scrapy_cepr.pipelines import CEPRPipeline
+
+    class MyPipeline(CEPRPipeline):
+        pass
+
+    crawler = get_crawler(settings_dict={"ITEM_PIPELINES": {MyPipeline: 200}})
+    assert CEPRSpiderMiddleware.from_crawler(crawler).config.enabled
+
+
+@pytest.mark.parametrize(("meta", "opt_in", "attached"), [
+    ({}, False, True),
+    ({"cepr": False}, False, False),
+    ({}, True, False),
+    ({"cepr": True}, True, True),
+])
+def test_request_meta_opts_in_and_out(meta, opt_in, attached):
+    # Issue 10 item 7: meta={"cepr": False} / CEPR_OPT_IN with meta={"cepr": True}.
+    mw = middleware(CEPR_OPT_IN=opt_in)
+    response = html_response()
+    response = response.replace(request=Request(URL, meta=meta))
+    item = mw.get_processed_item({}, response)
+    assert ("html" in item) is attached
+    if not attached:
+        assert mw.pages.pop(item).skip == "opt_out"
 
 
 # -- a real crawl ----------------------------------------------------------------------
@@ -189,7 +235,7 @@ CRAWL_SCRIPT = textwrap.dedent('''
     if __name__ == "__main__":  # required by the process executor (spawn)
         process = CrawlerProcess({
             "ADDONS": {"scrapy_cepr.Addon": 0},
-            "CEPR_EXECUTOR": "process", "CEPR_MAX_WORKERS": 1,
+            "CEPR_EXECUTOR": "process", "CEPR_MAX_WORKERS": 1, "CEPR_POOL_AFTER_SECONDS": 0,
             "FEEDS": {sys.argv[2]: {"format": "jsonlines"}},
             "LOG_LEVEL": "WARNING", "TELNETCONSOLE_ENABLED": False,
         })
@@ -239,8 +285,9 @@ def test_real_crawl_with_the_addon(site, tmp_path):
                 "will stay closed until Friday, they added.\nResidents were told to stay indoors, keep away from "
                 "windows, and follow the news.",
     }
-    assert items["doc.pdf"] == {"url": f"{site}/doc.pdf",
-                                "cepr_error": "skipped: non-HTML response (application/pdf)"}
+    # Not a page to clean: not an error; every output field is there (issue 10 items 2, 7).
+    assert items["doc.pdf"] == {"url": f"{site}/doc.pdf", "title": None, "body": None, "cepr_error": None,
+                                "page_type": None}
     assert stats["cepr/cleaned"] == 1 and stats["cepr/skipped/non_html"] == 1
     assert stats["cepr/extraction_seconds"] > 0
     assert stats["finish_reason"] == "finished"

@@ -17,6 +17,7 @@ import pytest
 import scrapy
 from itemadapter import ItemAdapter
 from scrapy import signals
+from scrapy.exceptions import DropItem
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.utils.test import get_crawler
 
@@ -45,6 +46,8 @@ PAGE = """<html><head><title>Storm hits coast | Daily News</title></head><body>
 </body></html>"""
 
 URL = "http://news.example/storm"
+#: Every output field, None (issue 10 item 2).
+NONE = {"title": None, "body": None, "cepr_error": None, "page_type": None}
 TITLE = "Storm hits coast"
 BODY = (
     "The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; "
@@ -104,6 +107,7 @@ class Harness:
 
     def __init__(self, pipeline_cls: type[CEPRPipeline] = CEPRPipeline, **settings):
         settings.setdefault("CEPR_EXECUTOR", "inline")
+        settings.setdefault("ITEM_PIPELINES", {pipeline_cls: 100})
         self.crawler = get_crawler(settings_dict=settings)
         self.pipeline = pipeline_cls.from_crawler(self.crawler)
         self.middleware = CEPRSpiderMiddleware.from_crawler(self.crawler)
@@ -171,13 +175,13 @@ def test_keep_html():
 
 def test_keep_html_needs_the_html_field():
     h = Harness(CEPR_KEEP_HTML=True)
-    with pytest.raises(ValueError, match=r"LeanItem has no field 'html' \(CEPR_HTML_FIELD\)"):
+    with pytest.raises(DropItem, match=r"LeanItem has no field 'html' \(CEPR_HTML_FIELD\)"):
         h.run((LeanItem(url=URL), html_response()))
 
 
 def test_missing_output_field_is_a_clear_error(caplog):
     h = Harness()
-    with pytest.raises(ValueError, match=r"test_pipeline.NoBodyItem has no field 'body' \(CEPR_BODY_FIELD\)"):
+    with pytest.raises(DropItem, match=r"test_pipeline.NoBodyItem has no field 'body' \(CEPR_BODY_FIELD\)"):
         h.run((NoBodyItem(url=URL, cepr_error=None), html_response()))
     assert h.stat("cepr/errors/item_class") == 1
     assert "NoBodyItem has no field 'body'" in caplog.text
@@ -198,7 +202,7 @@ def test_not_html_page_is_recorded_and_the_crawl_goes_on(caplog):
         bad, good = h.run(({"url": "http://news.example/fake.pdf"}, html_response("http://news.example/fake.pdf", pdf)),
                           ({"url": URL}, html_response()))
     assert bad["cepr_error"].startswith("failed: NotHTMLError")
-    assert "title" not in bad and "html" not in bad
+    assert bad["title"] is None and bad["body"] is None and "html" not in bad
     assert good["body"] == BODY
     assert h.stat("cepr/failed") == 1 and h.stat("cepr/cleaned") == 1
     assert "http://news.example/fake.pdf" in caplog.text
@@ -217,7 +221,7 @@ def test_unexpected_exception_is_recorded():
     h = Harness(BrokenPipeline)
     [item] = h.run((ArticleItem(url=URL), html_response()))
     assert item["cepr_error"] == "failed: RuntimeError: boom"
-    assert "body" not in item
+    assert item["body"] is None
     assert h.stat("cepr/failed") == 1
 
 
@@ -241,7 +245,9 @@ def test_page_without_content_is_recorded_as_empty(caplog):
 def test_non_html_response_is_skipped(response, label):
     h = Harness()
     [item] = h.run(({"url": response.url}, response))
-    assert item == {"url": response.url, "cepr_error": f"skipped: non-HTML response ({label})"}
+    # Issue 10 item 7: a JSON API (or PDF, image) response is not a page to clean, not an
+    # error: its item gets every output field, None (item 2), and a count.
+    assert item == {**NONE, "url": response.url}
     assert h.stat("cepr/skipped/non_html") == 1
     assert len(h.pipeline.pages) == 0
 
@@ -252,8 +258,8 @@ def test_too_large_page_is_skipped():
     # From the middleware (response body), and from HTML the spider put in the item itself.
     a, b = h.run(({"url": URL}, html_response()), ({"url": URL, "html": PAGE}, html_response()))
     message = f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={size - 1})"
-    assert a == {"url": URL, "cepr_error": message}
-    assert b == {"url": URL, "cepr_error": message}
+    assert a == {**NONE, "url": URL, "cepr_error": message}
+    assert b == {**NONE, "url": URL, "html": PAGE, "cepr_error": message}  # the spider's own html stays
     assert h.stat("cepr/skipped/too_large") == 2
 
 
@@ -270,7 +276,7 @@ def test_too_large_counts_utf8_bytes_not_characters():
 def test_item_without_page_is_left_alone():
     h = Harness()
     [item] = h.run(({"url": URL, "price": 3}, None))  # e.g. an item yielded from start()
-    assert item == {"url": URL, "price": 3}
+    assert item == {**NONE, "url": URL, "price": 3}
     assert h.stat("cepr/skipped/no_html") == 1
 
 
@@ -278,7 +284,7 @@ def test_spider_supplied_html_is_used():
     h = Harness()
     [item] = h.run(({"url": URL, "html": PAGE}, None))
     assert (item["title"], item["body"]) == (TITLE, BODY)
-    assert "html" not in item
+    assert item["html"] == PAGE  # issue 10 item 3: the spider's own field is not deleted
 
 
 def test_dropped_items_leave_the_side_channel():
@@ -304,11 +310,12 @@ class SlowPipeline(CEPRPipeline):
 
 
 def test_timeout_is_recorded_and_the_next_page_is_cleaned(caplog):
-    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=0.3)
+    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=0.3,
+                CEPR_POOL_AFTER_SECONDS=0)
     slow_page = PAGE.replace("<h1>", "<h1>SLOW ")
     slow, fast = h.run(({"url": "http://news.example/slow"}, html_response("http://news.example/slow", slow_page)),
                        ({"url": URL}, html_response()))
-    assert slow == {"url": "http://news.example/slow", "cepr_error": "timeout: timed out after 0.3 s"}
+    assert slow == {**NONE, "url": "http://news.example/slow", "cepr_error": "timeout: timed out after 0.3 s"}
     assert (fast["title"], fast["body"]) == (TITLE, BODY)
     assert h.stat("cepr/timeout") == 1
     assert h.stat("cepr/worker_restarts") == 1  # the busy thread was left behind
@@ -319,7 +326,8 @@ def test_page_waiting_behind_a_timed_out_page_gets_a_second_try():
     # One thread, two pages submitted together: the slow one runs (1.5 s), the fast one
     # waits behind it. Both hit the 0.3 s timeout (it counts from submission); the slow
     # page is recorded, the fast one was only waiting, so it is retried on the fresh pool.
-    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=0.3)
+    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=0.3,
+                CEPR_POOL_AFTER_SECONDS=0)
     slow_page = PAGE.replace("<h1>", "<h1>SLOW ")
     pairs = [({"url": "http://news.example/slow"}, html_response("http://news.example/slow", slow_page)),
              ({"url": URL}, html_response())]
@@ -334,7 +342,7 @@ def test_page_waiting_behind_a_timed_out_page_gets_a_second_try():
 
     slow, fast = asyncio.run(go())
     assert slow["cepr_error"] == "timeout: timed out after 0.3 s"
-    assert (fast["title"], fast["body"]) == (TITLE, BODY) and "cepr_error" not in fast
+    assert (fast["title"], fast["body"]) == (TITLE, BODY) and fast["cepr_error"] is None
     assert h.stat("cepr/timeout") == 1 and h.stat("cepr/cleaned") == 1
     assert h.stat("cepr/worker_restarts") == 1
 
@@ -361,7 +369,7 @@ def gbk_response() -> HtmlResponse:
 
 @pytest.mark.parametrize("executor", ["inline", "process"])
 def test_legacy_encoded_page_from_the_http_header(executor):
-    h = Harness(CEPR_EXECUTOR=executor, CEPR_MAX_WORKERS=1)
+    h = Harness(CEPR_EXECUTOR=executor, CEPR_MAX_WORKERS=1, CEPR_POOL_AFTER_SECONDS=0)
     [item] = h.run(({"url": "http://news.example/gbk"}, gbk_response()))
     expected = extract(GBK_PAGE)  # the same page given as text
     assert item["title"] == expected.title == "暴风雨袭击海岸"

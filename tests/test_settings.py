@@ -3,9 +3,11 @@ the add-on, and the README settings table."""
 
 from __future__ import annotations
 
+import logging
 import os
 
 import pytest
+import scrapy
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
@@ -87,11 +89,62 @@ def test_same_field_twice_is_refused():
 
 
 def test_unknown_setting_is_refused():
-    with pytest.raises(ValueError, match="unknown setting CEPR_ALHPA"):
+    with pytest.raises(ValueError, match="unknown setting CEPR_ALHPA: neither a general setting nor a parameter"):
         CEPRConfig.from_settings({"CEPR_ALHPA": 0.9})
-    # A CEPR parameter with a method that does not have it is also an error.
-    with pytest.raises(ValueError, match="unknown setting CEPR_ALPHA for CEPR_METHOD='cetr'"):
-        CEPRConfig.from_settings({"CEPR_METHOD": "cetr", "CEPR_ALPHA": 0.9})
+    # Still refused when another method is chosen on the command line.
+    with pytest.raises(ValueError, match="unknown setting CEPR_RADUIS"):
+        CEPRConfig.from_settings(Settings({"CEPR_RADUIS": 2, "CEPR_METHOD": "cetr"}))
+
+
+def test_command_line_method_switch_ignores_other_methods_parameters(caplog):
+    # Issue 10 item 8: settings.py tunes setpr (CEPR_RADIUS, CEPR_ALPHA), the command line
+    # says -s CEPR_METHOD=cetr: cetr runs with its own defaults, the others are ignored.
+    settings = Settings({"CEPR_RADIUS": 2, "CEPR_ALPHA": 0.9}, priority="project")
+    settings.set("CEPR_METHOD", "cetr", priority="cmdline")
+    with caplog.at_level(logging.INFO, logger="scrapy_cepr.settings"):
+        config = CEPRConfig.from_settings(settings)
+    assert config.method == "cetr"
+    assert config.params == ()
+    assert config.ignored == ("CEPR_ALPHA", "CEPR_RADIUS")
+    assert "CEPR_METHOD='cetr' ignores CEPR_ALPHA, CEPR_RADIUS" in caplog.text
+    # A parameter shared by the chosen method is used (cedst has radius too).
+    assert dict(CEPRConfig.from_settings({"CEPR_METHOD": "cedst", "CEPR_RADIUS": 2}).params) == {"radius": 2}
+
+
+def test_spider_attribute_chooses_the_method():
+    # Issue 10 item 7: a spider attribute (or -a cepr_method=...) beats CEPR_METHOD.
+    class Spider(scrapy.Spider):
+        name = "s"
+        cepr_method = "nce"
+
+    crawler = get_crawler(Spider, settings_dict={"CEPR_METHOD": "etpr", "CEPR_RADIUS": 3})
+    crawler.spider = crawler._create_spider()
+    config = CEPRConfig.from_crawler(crawler)
+    assert config.method == "nce" and config.ignored == ("CEPR_RADIUS",)
+    pipeline = CEPRPipeline.from_crawler(crawler)
+    assert pipeline.config.method == "nce"
+
+
+def test_custom_settings_choose_the_method():
+    class Spider(scrapy.Spider):
+        name = "s"
+        custom_settings = {"CEPR_METHOD": "cetr"}
+
+    crawler = get_crawler(Spider, settings_dict={"CEPR_RADIUS": 3})
+    assert CEPRConfig.from_crawler(crawler).method == "cetr"
+
+
+@pytest.mark.parametrize(("setting", "value", "message"), [
+    ("CEPR_OVERWRITE", "replace", "CEPR_OVERWRITE must be one of keep, fill, overwrite"),
+    ("CEPR_NON_ARTICLE", "hide", "CEPR_NON_ARTICLE must be one of keep, mark, drop"),
+    ("CEPR_WARN_LIMIT", -1, "CEPR_WARN_LIMIT must be an integer >= 0"),
+    ("CEPR_POOL_AFTER_SECONDS", "soon", "CEPR_POOL_AFTER_SECONDS must be a number"),
+    ("CEPR_OPT_IN", "maybe", "CEPR_OPT_IN must be True or False"),
+    ("CEPR_PAGE_TYPE_FIELD", "body", "CEPR_PAGE_TYPE_FIELD and CEPR_BODY_FIELD must differ"),
+])
+def test_new_settings_are_validated(setting, value, message):
+    with pytest.raises(ValueError, match=message):
+        CEPRConfig.from_settings({setting: value})
 
 
 def test_bad_setting_stops_the_crawler_at_start_up():
@@ -113,7 +166,7 @@ def test_disabled_is_not_configured():
 def test_addon_enables_both_components():
     crawler = get_crawler(settings_dict={"ADDONS": {"scrapy_cepr.Addon": 0}})
     assert crawler.settings.getdict("SPIDER_MIDDLEWARES")[CEPRSpiderMiddleware] == 10
-    assert crawler.settings.getdict("ITEM_PIPELINES")[CEPRPipeline] == 300
+    assert crawler.settings.getdict("ITEM_PIPELINES")[CEPRPipeline] == 100
 
 
 def test_addon_keeps_the_projects_priorities():
