@@ -193,8 +193,7 @@ class CEPRPipeline:
         stats = self.stats.get_stats()
         skipped = {k[len("cepr/skipped/"):]: v for k, v in sorted(stats.items()) if k.startswith("cepr/skipped/")}
         counts = {k: get(f"cepr/{k}", 0) for k in ("cleaned", "non_article", "empty", "failed", "timeout")}
-        pages = sum(counts.values())
-        total = pages + sum(skipped.values())
+        total = sum(counts.values()) + sum(skipped.values())
         seconds = get("cepr/extraction_seconds", 0.0)
         wall = max(wall_seconds, 1e-9)
         skip_text = f" ({', '.join(f'{k} {v}' for k, v in skipped.items())})" if skipped else ""
@@ -203,7 +202,7 @@ class CEPRPipeline:
         tail = f"; warnings not logged: {', '.join(f'{k} {n}' for k, n in sorted(suppressed.items()))}" \
             if suppressed else ""
         return (f"CEPR summary: {total} items: " + ", ".join(f"{v} {k.replace('_', '-')}" for k, v in counts.items())
-                + f", {sum(skipped.values())} skipped{skip_text}; {pages / wall:.1f} pages/s; "
+                + f", {sum(skipped.values())} skipped{skip_text}; {total / wall:.1f} pages/s; "
                 f"extraction {seconds:.2f} s = {100 * seconds / wall:.0f}% of {wall_seconds:.2f} s wall time{tail}")
 
     def _on_restart(self, reason: str) -> None:

@@ -21,6 +21,9 @@ from typing import Any, Self
 from w3lib.encoding import html_to_unicode
 
 from .core.api import extract
+from .core.page import Page
+from .core.pagetype import page_type
+from .methods import get_method
 
 __all__ = ["HtmlBytes", "extract_page", "init_process_worker", "ping", "warm_up"]
 
@@ -67,20 +70,26 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     :param url: the page URL (for the core's result; not sent back).
     :param method: one of :data:`scrapy_cepr.METHOD_NAMES`.
     :param params: the method's keyword parameters (already validated by the settings).
-    :returns: ``(result, seconds)``: ``{"title": str | None, "body": str}`` (only what
-        the pipeline writes, to keep the way back small) and the wall-clock seconds the
-        extraction took in the worker.
+    :returns: ``(result, seconds)``: ``{"title": str | None, "body": str, "page_type":
+        "article" | "list" | None}`` (only what the pipeline writes, to keep the way back
+        small; the page type from :func:`scrapy_cepr.core.pagetype.page_type` on the same
+        parsed page) and the wall-clock seconds the extraction took in the worker.
     :raises NotHTMLError: the input is not HTML (binary, JSON, text without markup).
     :raises ValueError: bad method or parameters.
 
     >>> result, seconds = extract_page("<html><body><h1>Hi</h1><p>One, two. Three.</p></body></html>",
     ...                                "http://example.com/a", "setpr", {})
     >>> sorted(result), result["title"], seconds >= 0
-    (['body', 'title'], 'Hi', True)
+    (['body', 'page_type', 'title'], 'Hi', True)
     """
     start = time.perf_counter()
-    extraction = extract(html, url=url, method=method, encoding=getattr(html, "encoding", None), **params)
-    return {"title": extraction.title, "body": extraction.body}, time.perf_counter() - start
+    # scrapy_cepr.extract(), with the parsed page kept for the page type (one parse).
+    spec = get_method(method)
+    validated = spec.make_params(**params)
+    page = Page.from_html(html, url=url, encoding=getattr(html, "encoding", None))
+    extraction = spec.run(page, validated)
+    result = {"title": extraction.title, "body": extraction.body, "page_type": page_type(page)}
+    return result, time.perf_counter() - start
 
 
 def warm_up(method: str) -> int:
