@@ -154,8 +154,7 @@ def test_pipeline_disabled_on_the_command_line_loses_nothing(project, tmp_path):
     items = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(items) == N_PAGES + 1
     assert all(set(i) in ({"url"}, {"url", "data"}) for i in items)
-    assert ("Disabled scrapy_cepr.middlewares.CEPRSpiderMiddleware: scrapy_cepr.pipelines.CEPRPipeline is not in "
-            "ITEM_PIPELINES") in done.stderr
+    assert "CEPRSpiderMiddleware'>: scrapy_cepr.pipelines.CEPRPipeline is not in ITEM_PIPELINES" in done.stderr
     assert "TypeError" not in done.stderr and "Error processing" not in done.stderr
 
 
