@@ -5,6 +5,7 @@ the next page is served by a fresh pool."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import time
@@ -15,7 +16,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr import extract
-from scrapy_cepr.executors import ExtractionTimeout, ProcessExecutor, make_executor
+from scrapy_cepr.executors import ExtractionTimeout, LazyPoolExecutor, ProcessExecutor, make_executor
 from scrapy_cepr.middlewares import CEPRSpiderMiddleware
 from scrapy_cepr.pipelines import CEPRPipeline
 from scrapy_cepr.worker import extract_page
@@ -76,7 +77,8 @@ def test_executors_agree_with_the_core(name):
 
     result, seconds = asyncio.run(go())
     expected = extract(PAGE, url="http://news.example/a", alpha=0.8)
-    assert result == {"title": expected.title, "body": expected.body}  # only what the pipeline writes
+    # Only what the pipeline writes.
+    assert result == {"title": expected.title, "body": expected.body, "page_type": "article"}
     assert result["title"] == "Storm hits coast"
     assert 0 < seconds < 60
 
@@ -168,3 +170,58 @@ def test_killed_worker_costs_only_the_pages_in_flight(tmp_path, caplog):
     assert stats.get_value("cepr/cleaned") == 1
     assert stats.get_value("cepr/worker_restarts") == 1
     assert "http://news.example/a" in caplog.text
+
+
+@needs_proc
+def test_shutdown_while_the_pool_restarts_logs_no_asyncio_error(tmp_path):
+    # Issue 10 item 19: a page times out, the pool is restarted (the fresh pool's workers
+    # are still starting), the spider closes: asyncio used to log "_GatheringFuture
+    # exception was never retrieved" for the fresh pool's warm-up.
+    reported = []
+
+    async def go():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context))
+        executor = make_executor("process", max_workers=1, timeout=60, worker=blocking_worker)
+        await executor.start()
+        await executor.run(PAGE, None, "setpr", {})  # the worker imports this module
+        executor.timeout = 0.5
+        with pytest.raises(ExtractionTimeout):
+            await executor.run(f"PIDFILE:{tmp_path / 'pid'}", None, "setpr", {})
+        assert executor.restarts == 1
+        await asyncio.sleep(0.05)  # the crawl goes on a little: the warm-up task starts
+        executor.shutdown()  # the fresh pool is still warming up
+        for _ in range(20):
+            await asyncio.sleep(0.1)
+            gc.collect()  # unretrieved exceptions are reported when the future is collected
+
+    asyncio.run(go())
+    gc.collect()
+    assert [c.get("message") for c in reported] == []
+
+
+def test_lazy_pool_cleans_small_crawls_inline_and_starts_the_pool_later():
+    # Issue 10 item 10: no worker for a small crawl; the pool starts in the background
+    # after CEPR_POOL_AFTER_SECONDS of inline extraction and then takes the pages.
+    async def go():
+        executor = make_executor("thread", max_workers=1, timeout=60, pool_after_seconds=0.05)
+        assert isinstance(executor, LazyPoolExecutor)
+        await executor.start()
+        try:
+            first, _ = await executor.run(PAGE, None, "setpr", {})
+            started_after_one = executor.pool._pool is not None
+            while executor.inline_seconds < 0.05:
+                await executor.run(PAGE, None, "setpr", {})
+            inline_pages = executor.inline_pages
+            for _ in range(100):  # the pool starts in the background
+                if executor._ready:
+                    break
+                await asyncio.sleep(0.02)
+            last, _ = await executor.run(PAGE, None, "setpr", {})
+            return first, last, started_after_one, inline_pages, executor.inline_pages
+        finally:
+            executor.shutdown()
+
+    first, last, started_after_one, inline_pages, inline_after = asyncio.run(go())
+    assert first == last and first["title"] == "Storm hits coast"
+    assert not started_after_one
+    assert inline_pages >= 1 and inline_after == inline_pages  # the last page went to the pool
