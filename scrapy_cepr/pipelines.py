@@ -246,7 +246,7 @@ class CEPRPipeline:
         self._write(item, adapter, values)
         if not own_html:
             self._finish_html(item, adapter, ref)
-        page_type = values.get("page_type")
+        page_type = values.get("page_type_field")
         if c.non_article == "drop" and page_type not in (None, "article"):
             self.stats.inc_value("cepr/dropped/non_article")
             raise DropItem(f"CEPR: {url} is not an article page ({page_type})", log_level="DEBUG")

@@ -284,6 +284,7 @@ def test_real_crawl_with_the_addon(site, tmp_path):
                 "power; roads were closed.\nOfficials said, in a statement, that the damage was severe. Schools "
                 "will stay closed until Friday, they added.\nResidents were told to stay indoors, keep away from "
                 "windows, and follow the news.",
+        "cepr_error": None,  # NewsItem declares no page_type: optional, not written
     }
     # Not a page to clean: not an error; every output field is there (issue 10 items 2, 7).
     assert items["doc.pdf"] == {"url": f"{site}/doc.pdf", "title": None, "body": None, "cepr_error": None,

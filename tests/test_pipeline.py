@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import logging
 import time
+from pathlib import Path
 
 import attrs
 import pytest
@@ -393,3 +394,128 @@ def test_too_large_is_exact_on_the_response_bytes():
     h = Harness(CEPR_MAX_HTML_BYTES=size - 1)
     [item] = h.run(({"url": "http://news.example/gbk"}, gbk_response()))
     assert item["cepr_error"] == f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={size - 1})"
+
+
+# -- issue 10: uniform items, a spider's own values, page type, logs ---------------------
+
+#: A section page (written for this project): headlines with short teasers.
+LIST_PAGE = (Path(__file__).parent / "fixtures" / "index_homepage_html5.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: {"url": URL},
+    lambda: ArticleItem(url=URL),
+    lambda: ArticleDataclass(url=URL),
+], ids=["dict", "scrapy.Item", "dataclass"])
+def test_every_item_has_every_output_field_in_order(make):
+    # Item 2: cleaned, failed, skipped and page-less items all have the same fields.
+    h = Harness()
+    pdf = Response("http://news.example/a.pdf", body=b"%PDF-1.4", headers={"Content-Type": "application/pdf"})
+    items = h.run((make(), html_response()), (make(), html_response(body="%PDF-1.7\n\x00\x01binary")),
+                  (make(), pdf), (make(), None))
+    for item in items:
+        adapter = ItemAdapter(item)
+        for field in ("title", "body", "cepr_error"):
+            assert field in adapter, (item, field)
+        if isinstance(item, dict):
+            assert list(item)[:5] == ["url", "title", "body", "cepr_error", "page_type"]
+
+
+@pytest.mark.parametrize(("policy", "title", "body"), [
+    ("fill", "Own title", BODY),  # the spider's title stays, the empty body is filled
+    ("keep", "Own title", ""),  # nothing the spider set is touched, even ""
+    ("overwrite", TITLE, BODY),
+])
+def test_overwrite_policy(policy, title, body, caplog):
+    # Item 3.
+    h = Harness(CEPR_OVERWRITE=policy)
+    with caplog.at_level(logging.WARNING, logger="scrapy_cepr.pipelines"):
+        items = h.run(*[({"url": URL, "title": "Own title", "body": ""}, html_response()) for _ in range(3)])
+    assert [(i["title"], i["body"]) for i in items] == [(title, body)] * 3
+    assert caplog.text.count("replaced the spider's own 'title'") == (policy == "overwrite")
+    assert "replaced the spider's own 'body'" not in caplog.text  # "" is not a value
+
+
+def test_overwrite_never_erases_a_spider_value_with_a_failure():
+    h = Harness(CEPR_OVERWRITE="overwrite")
+    [item] = h.run(({"url": URL, "title": "Own title"}, html_response(body="%PDF-1.7\n\x00\x01binary")))
+    assert item["title"] == "Own title" and item["cepr_error"].startswith("failed: NotHTMLError")
+
+
+def test_dataclass_fields_left_none_are_filled():
+    h = Harness()  # a dataclass field defaulting to None is not a spider value
+    [item] = h.run((ArticleDataclass(url=URL), html_response()))
+    assert (item.title, item.body) == (TITLE, BODY)
+
+
+@pytest.mark.parametrize(("policy", "kept"), [("mark", True), ("keep", True), ("drop", False)])
+def test_non_article_pages(policy, kept):
+    # Item 9: a headline list is marked, dropped, or (keep) not detected at all.
+    h = Harness(CEPR_NON_ARTICLE=policy)
+
+    async def go():
+        await h.pipeline.open_spider()
+        try:
+            out = []
+            for response in (html_response(), html_response("http://news.example/", LIST_PAGE)):
+                try:
+                    out.append(await h.pipeline.process_item(h.attach({"url": response.url}, response)))
+                except DropItem as exc:
+                    out.append(exc)
+            return out
+        finally:
+            await h.pipeline.close_spider()
+
+    article, listing = asyncio.run(go())
+    if policy == "keep":
+        assert "page_type" not in article and "page_type" not in listing
+        assert h.stat("cepr/cleaned") == 2 and h.stat("cepr/page_type/list") is None
+        return
+    assert article["page_type"] == "article"
+    assert h.stat("cepr/page_type/article") == 1 and h.stat("cepr/page_type/list") == 1
+    assert h.stat("cepr/cleaned") == 1 and h.stat("cepr/non_article") == 1  # not counted as cleaned
+    if kept:
+        assert listing["page_type"] == "list" and listing["body"]
+    else:
+        assert isinstance(listing, DropItem) and "not an article page (list)" in str(listing)
+        assert h.stat("cepr/dropped/non_article") == 1
+
+
+def test_item_class_error_is_logged_once_and_the_rest_dropped_quietly(caplog):
+    # Item 5: 25 items of a class without 'body': one error, the others dropped at DEBUG.
+    h = Harness()
+
+    async def go():
+        await h.pipeline.open_spider()
+        outcomes = []
+        for _ in range(25):
+            try:
+                await h.pipeline.process_item(h.attach(NoBodyItem(url=URL), html_response()))
+            except DropItem as exc:
+                outcomes.append(exc)
+        await h.pipeline.close_spider()
+        return outcomes
+
+    with caplog.at_level(logging.DEBUG):
+        outcomes = asyncio.run(go())
+    assert len(outcomes) == 25 and all(exc.log_level == "DEBUG" for exc in outcomes)
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "NoBodyItem has no field 'body'" in errors[0].getMessage()
+    assert h.stat("cepr/errors/item_class") == 1 and h.stat("cepr/dropped/item_class") == 25
+
+
+def test_per_page_warnings_are_rate_limited_and_summed_up(caplog):
+    # Item 11: 12 failing pages with CEPR_WARN_LIMIT=5 -> 5 warnings (the 5th says so),
+    # then a summary line at close with the totals.
+    h = Harness(CEPR_WARN_LIMIT=5)
+    bad = html_response(body="%PDF-1.7\n\x00\x01binary")
+    with caplog.at_level(logging.INFO, logger="scrapy_cepr.pipelines"):
+        h.run(*[({"url": f"http://news.example/{i}.pdf"}, bad) for i in range(12)], ({"url": URL}, html_response()))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 5
+    assert "further ones are only counted" in warnings[-1]
+    [summary] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("CEPR summary")]
+    assert summary.startswith("CEPR summary: 13 items: 1 cleaned, 0 non-article, 0 empty, 12 failed, 0 timeout, "
+                              "0 skipped; ")
+    assert summary.endswith("wall time; warnings not logged: failed 7")
+    assert h.stat("cepr/failed") == 12
