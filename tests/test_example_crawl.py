@@ -8,7 +8,9 @@ links, which must not reach the body.
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -148,7 +150,9 @@ def test_fields_titles_and_bodies(crawl: tuple[list[dict], str]) -> None:
     for item in items:
         name = Path(item["url"]).name
         title, present, absent = EXPECTED[name]
-        assert set(item) == {"url", "title", "body"}, (name, sorted(item))  # no html, no error
+        # Every output field, no html; no error; all demo pages are articles.
+        assert list(item) == ["url", "title", "body", "cepr_error", "page_type"], (name, list(item))
+        assert item["cepr_error"] is None and item["page_type"] == "article", name
         assert item["title"] == title, name
         for text in present:
             assert text in item["body"], (name, text)
@@ -180,3 +184,55 @@ def test_stats_count_cleaned_pages(crawl: tuple[list[dict], str]) -> None:
     assert stats["item_scraped_count"] == len(EXPECTED)
     assert stats["cepr/cleaned"] == len(EXPECTED)
     assert stats.get("cepr/failed", 0) == 0
+
+
+def run_crawl(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scrapy", "crawl", "newsspider", *args], check=False, cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_csv_feed_has_the_same_columns_on_every_row(tmp_path: Path) -> None:
+    # Issue 10, must show: `scrapy crawl newsspider -O out.csv`.
+    out = tmp_path / "out.csv"
+    done = run_crawl("-O", str(out), "-s", "CEPR_EXECUTOR=inline")
+    assert done.returncode == 0, done.stderr[-3000:]
+    with out.open(newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        rows = list(reader)
+    assert header == ["url", "title", "body", "cepr_error", "page_type"]
+    assert len(rows) == len(EXPECTED) and all(len(row) == 5 for row in rows)
+    assert all(row[1] and row[2] and row[3] == "" and row[4] == "article" for row in rows)
+    assert "dropped fields" not in done.stderr
+
+
+def test_pipeline_disabled_through_item_pipelines_exports_every_item(tmp_path: Path) -> None:
+    # Issue 10 item 1 and must show: the Scrapy way to disable a pipeline loses nothing.
+    out = tmp_path / "out.jsonl"
+    done = run_crawl("-O", str(out), "-s", 'ITEM_PIPELINES={"scrapy_cepr.pipelines.CEPRPipeline": null}')
+    assert done.returncode == 0, done.stderr[-3000:]
+    items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(Path(i["url"]).name for i in items) == sorted(EXPECTED)
+    assert all(set(i) == {"url"} for i in items)  # not cleaned, but not lost
+    assert "TypeError" not in done.stderr
+
+
+def test_file_links_cannot_leave_the_site(tmp_path: Path) -> None:
+    # Issue 10 item 18: a link escaped with %2e%2e/ (or plain ../, or a symlink) must not
+    # read a file outside the site's root into an item.
+    site = tmp_path / "site"
+    (site / "articles").mkdir(parents=True)
+    (tmp_path / "secret.html").write_text("<html><body><p>SECRET outside the site root.</p></body></html>")
+    (site / "articles" / "inside.html").write_text("<html><body><p>Inside the site.</p></body></html>")
+    os.symlink(tmp_path / "secret.html", site / "articles" / "link.html")
+    (site / "index.html").write_text(
+        '<html><body><a href="articles/inside.html">in</a> <a href="articles/%2e%2e/%2e%2e/secret.html">a</a> '
+        '<a href="articles/%2E%2E/%2E%2E/secret.html">b</a> <a href="../secret.html">c</a> '
+        '<a href="articles/link.html">d</a></body></html>')
+    out = tmp_path / "out.jsonl"
+    done = run_crawl("-a", f"start_urls={(site / 'index.html').as_uri()}", "-O", str(out),
+                     "-s", "CEPR_EXECUTOR=inline")
+    assert done.returncode == 0, done.stderr[-3000:]
+    items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [Path(i["url"]).name for i in items] == ["inside.html"]
+    assert "SECRET" not in out.read_text(encoding="utf-8")

@@ -35,21 +35,26 @@ class NewsSpider(scrapy.Spider):
     URLs themselves** (they are taken to be home or section pages). A page is reached by
     following links of HTML pages that stay on the same site: for ``http(s)`` the host of a
     start URL or one of its subdomains; for ``file://`` the directory of the start file and
-    below. Links to files with a binary extension (images, PDF, archives …, Scrapy's
+    below, checked on the resolved path (``..``, ``%2e%2e`` and symlinks cannot leave it).
+    Links to files with a binary extension (images, PDF, archives …, Scrapy's
     ``LinkExtractor`` defaults) are not followed. Depth is bounded by ``DEPTH_LIMIT``
-    (start = 0); links of pages at the limit are not even extracted. Responses that are not HTML still become items: the CEPR pipeline marks
-    them ``cepr_error = "skipped: non-HTML response (...)"`` and counts them in the stats
-    (``cepr/skipped/non_html``). Non-2xx responses are dropped by Scrapy's
-    ``HttpErrorMiddleware`` (counted as ``httperror/response_ignored_count``).
+    (start = 0); links of pages at the limit are not even extracted. Responses that are
+    not HTML still become items, with ``title``, ``body`` and ``cepr_error`` None (they
+    are not pages to clean; counted in the stats as ``cepr/skipped/non_html``). Non-2xx
+    responses are dropped by Scrapy's ``HttpErrorMiddleware`` (counted as
+    ``httperror/response_ignored_count``).
 
-    Item fields, once exported (``scrapy crawl newsspider -O cleaned.jsonl``):
+    Item fields, once exported (``scrapy crawl newsspider -O cleaned.jsonl``), the same on
+    every item (a CSV feed has the same columns on every row):
 
     * ``url``: the page's URL (after redirects);
     * ``title``: the headline, and ``body``: the main content, one paragraph per line,
       both filled by the CEPR pipeline (field names: settings ``CEPR_TITLE_FIELD``,
       ``CEPR_BODY_FIELD``);
-    * ``cepr_error``: only on pages that could not be cleaned (non-HTML, too large,
-      timeout, extraction error).
+    * ``cepr_error``: None, or why a page could not be cleaned (too large, timeout,
+      extraction error, no main content);
+    * ``page_type``: ``"article"``, or ``"list"`` for an index or section page (setting
+      ``CEPR_NON_ARTICLE``: ``"drop"`` drops them, ``"keep"`` does not detect them).
 
     :raises ValueError: a ``start_urls`` entry is not an ``http``, ``https`` or ``file`` URL,
         or the list is empty.
@@ -72,7 +77,7 @@ class NewsSpider(scrapy.Spider):
             if parts.scheme in ("http", "https") and parts.hostname:
                 domains.append(parts.hostname.lower())
             elif parts.scheme == "file":
-                file_roots.append(Path(file_uri_to_path(url)).parent)
+                file_roots.append(_local_path(url).parent)
             else:
                 raise ValueError(f"start_urls: {url!r} is not an http(s):// or file:// URL")
         self.start_urls = urls
@@ -108,7 +113,9 @@ class NewsSpider(scrapy.Spider):
             host = (parts.hostname or "").lower()
             return any(host == d or host.endswith("." + d) for d in self._domains)
         if parts.scheme == "file":
-            path = Path(file_uri_to_path(url))
+            # The path as the file system will open it: percent-decoded (%2e%2e is ..),
+            # then resolved (.. and symlinks), so that no link leaves the site's root.
+            path = _local_path(url)
             return any(path.is_relative_to(root) for root in self._file_roots)
         return False
 
@@ -117,3 +124,14 @@ class NewsSpider(scrapy.Spider):
         if url.startswith("file:"):
             return {"download_slot": LOCAL_SLOT, "autothrottle_dont_adjust_delay": True}
         return {}
+
+
+def _local_path(url: str) -> Path:
+    """The file a ``file://`` URL opens, percent-decoded (w3lib's ``file_uri_to_path``)
+    and resolved: ``..`` segments (also written ``%2e%2e``) and symlinks are followed, so
+    a containment check on the result is a check on the real file.
+
+    >>> str(_local_path("file:///srv/site/a/%2e%2e/%2E%2E/etc/hostname"))
+    '/srv/etc/hostname'
+    """
+    return Path(file_uri_to_path(url)).resolve()
