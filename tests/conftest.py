@@ -41,3 +41,17 @@ def corpus_dir() -> Path:
 def corpus(corpus_dir: Path) -> list:
     """All samples of the real corpus (181 pages), loaded once per session."""
     return list(load_corpus(corpus_dir))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Scrapy 2.14's ``scrapy.utils.test.get_crawler()`` needs an installed reactor (later
+    versions do not); ``.ci/run`` also runs the tests on the oldest Scrapy that setup.cfg
+    declares, so install Scrapy's default (asyncio) reactor when it is asked for."""
+    from scrapy.utils.test import get_reactor_settings
+
+    try:
+        get_reactor_settings()
+    except RuntimeError:
+        from scrapy.utils.reactor import install_reactor
+
+        install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")

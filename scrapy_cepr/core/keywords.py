@@ -25,9 +25,11 @@ CEDST's topic feature (Zhang et al., ICCS 2018, Sec. 3.2 and Fig. 2; spec §4).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import itertools
 import logging
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,17 +37,43 @@ import numpy as np
 
 from .text import CJK_RE
 
-__all__ = ["NodeKeywords", "node_keywords", "segment", "stop_words", "textrank"]
+__all__ = ["NodeKeywords", "node_keywords", "require_dependencies", "segment", "stop_words", "textrank"]
 
 logger = logging.getLogger(__name__)
 
 _WORD_RE = re.compile(r"\w+")
 
 
+#: The optional packages of this module (CEDST only): import name -> PyPI name.
+OPTIONAL = {"jieba": "jieba", "stop_words": "stop-words"}
+
+_INSTALL_HINT = 'CEDST needs {names}: pip install "scrapy-cepr[cedst]"'
+
+
+def require_dependencies() -> None:
+    """Check that CEDST's optional packages (jieba, stop-words; the ``cedst`` extra) are
+    installed, without importing them.
+
+    :raises ImportError: one is missing; the message names the ``pip install`` command.
+    """
+    missing = []
+    for module, package in OPTIONAL.items():
+        if module in sys.modules:
+            found = sys.modules[module] is not None
+        else:
+            found = importlib.util.find_spec(module) is not None
+        if not found:
+            missing.append(package)
+    if missing:
+        raise ImportError(_INSTALL_HINT.format(names=" and ".join(missing)))
+
+
 @functools.cache
 def _stop_words_module():
-    import stop_words as module  # the PyPI package "stop-words"
-
+    try:
+        import stop_words as module  # the PyPI package "stop-words"
+    except ImportError:
+        raise ImportError(_INSTALL_HINT.format(names="stop-words")) from None
     return module
 
 
@@ -87,7 +115,10 @@ def _jieba():
     """jieba, imported and initialised once per process with its INFO/DEBUG messages
     ("Building prefix dict …", "Loading model cost …") silenced."""
     logging.getLogger("jieba").setLevel(logging.WARNING)
-    import jieba
+    try:
+        import jieba
+    except ImportError:
+        raise ImportError(_INSTALL_HINT.format(names="jieba")) from None
 
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()

@@ -65,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.evidence import NEWS, bma, dempster
-from ..core.keywords import NodeKeywords, node_keywords, stop_words
+from ..core.keywords import NodeKeywords, node_keywords, require_dependencies, stop_words
 from ..core.page import BLOCK_TAGS, Page
 from ..core.params import check_choice, check_int, check_real
 from ..core.result import Extraction, text_node_extraction
@@ -139,6 +139,7 @@ class CEDSTParams:
             raise ValueError(  # noqa: TRY004
                 f"stop_languages must be 'all', 'none' or comma-separated ISO 639-1 codes; got {self.stop_languages!r}"
             )
+        require_dependencies()  # jieba, stop-words: the "cedst" extra (ImportError naming it)
         stop_words(self.stop_languages)  # raises ValueError naming stop_languages
         for name in ("weight_topic", "weight_cluster", "weight_variance"):
             set_(self, name, _check_weight(name, getattr(self, name)))
