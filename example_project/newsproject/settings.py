@@ -15,7 +15,9 @@ NEWSPIDER_MODULE = "newsproject.spiders"
 # scrapy-cepr: clean every item's page with CEPR-SETPR while crawling.
 ADDONS = {"scrapy_cepr.Addon": 0}
 # CEPR_METHOD = "setpr"           # tpr | etpr | setpr | cetr | cetr-tm | nce | cedst
-# CEPR_EXECUTOR = "thread"        # inline | thread | process
+# CEPR_EXECUTOR = "process"       # inline | thread | process (the pool starts after 1 s of inline work)
+# CEPR_NON_ARTICLE = "mark"       # keep | mark (page_type field) | drop index and section pages
+# CEPR_OVERWRITE = "fill"         # keep | fill | overwrite a title/body the spider set itself
 # CEPR_KEEP_HTML = False
 
 # Identify the crawler and obey robots.txt (file:// URLs have no robots.txt and are
