@@ -178,8 +178,10 @@ class PageStore:
         while len(self._pages) > self.max_size:
             _, (_, old) = self._pages.popitem(last=False)
             self.evicted += 1
-            logger.warning("Dropped the page of %s from the CEPR side channel (CEPR_MAX_PENDING_PAGES=%d "
-                           "reached; are items dropped or replaced before CEPRPipeline?)", old.url, self.max_size)
+            if self.evicted <= 5 or self.evicted % 1000 == 0:  # rate-limited: the first 5, then every 1000th
+                logger.warning("Dropped the page of %s from the CEPR side channel (CEPR_MAX_PENDING_PAGES=%d "
+                               "reached; are items dropped or replaced before CEPRPipeline?); %d pages dropped "
+                               "so far", old.url, self.max_size, self.evicted)
 
     def pop(self, item: Any) -> PageRef | None:
         """Remove and return the :class:`PageRef` of *item*, or None."""
