@@ -75,7 +75,15 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-__all__ = ["CEPRSpiderMiddleware", "PageRef", "PageStore", "page_ref", "pipeline_enabled", "response_encoding"]
+__all__ = [
+    "CEPRSpiderMiddleware",
+    "PageRef",
+    "PageStore",
+    "page_ref",
+    "pipeline_enabled",
+    "response_encoding",
+    "response_page",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -247,12 +255,7 @@ class CEPRSpiderMiddleware:
         adapter = ItemAdapter(item)
         if adapter.get(c.html_field) is not None:  # the spider attached its own HTML
             return item
-        request = response.request
-        wanted = request.meta.get("cepr") if request is not None else None
-        if wanted is False or (c.opt_in and wanted is not True):
-            ref = PageRef(response.url, None, "opt_out", "skipped: opted out (request meta 'cepr')")
-        else:
-            ref = page_ref(response, c.max_html_bytes)
+        ref = response_page(response, c)
         _fill(adapter, c.url_field, ref.url)
         if ref.html is not None and _try_set(adapter, c.html_field, ref.html):
             return item
@@ -278,6 +281,17 @@ class CEPRSpiderMiddleware:
                 return None
             self.pages = pipeline.pages
         return self.pages
+
+
+def response_page(response: Response, config: CEPRConfig) -> PageRef:
+    """The :class:`PageRef` of *response* (:func:`page_ref`), or an ``opt_out`` skip
+    marker when its request's ``meta["cepr"]`` is False (or not True with
+    ``CEPR_OPT_IN``)."""
+    request = response.request
+    wanted = request.meta.get("cepr") if request is not None else None
+    if wanted is False or (config.opt_in and wanted is not True):
+        return PageRef(response.url, None, "opt_out", "skipped: opted out (request meta 'cepr')")
+    return page_ref(response, config.max_html_bytes)
 
 
 def pipeline_enabled(settings: Any) -> bool:

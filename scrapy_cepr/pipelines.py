@@ -77,7 +77,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from .core.errors import ExtractionError
 from .executors import Executor, ExtractionTimeout, WorkerDied, make_executor
-from .middlewares import PageRef, PageStore, _try_set, page_ref
+from .middlewares import PageRef, PageStore, _try_set, response_page
 from .settings import CEPRConfig
 from .worker import HtmlBytes, extract_page
 
@@ -374,7 +374,7 @@ class CEPRPipeline:
         response = self.pages.responses.get(url) if isinstance(url, str) else None
         if response is None:
             return None
-        return page_ref(response, self.config.max_html_bytes)
+        return response_page(response, self.config)
 
     def _no_html(self, adapter: ItemAdapter) -> None:
         self.stats.inc_value("cepr/skipped/no_html")

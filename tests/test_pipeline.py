@@ -519,3 +519,23 @@ def test_per_page_warnings_are_rate_limited_and_summed_up(caplog):
                               "0 skipped; ")
     assert summary.endswith("wall time; warnings not logged: failed 7")
     assert h.stat("cepr/failed") == 12
+
+
+def test_item_that_skipped_the_middleware_finds_its_response_by_url():
+    # Item 6: `scrapy parse --pipelines` runs the callback without spider middlewares, but
+    # process_spider_input saw the response; the pipeline finds it by the item's URL.
+    h = Harness()
+    response = html_response()
+    h.middleware.process_spider_input(response)
+    [item] = h.run(({"url": URL}, None))
+    assert (item["title"], item["body"]) == (TITLE, BODY)
+    opted_out = html_response().replace(request=scrapy.Request(URL, meta={"cepr": False}))
+    h.middleware.process_spider_input(opted_out)
+    [item] = h.run(({"url": URL}, None))
+    assert item["body"] is None and h.stat("cepr/skipped/opt_out") == 1
+    del response, opted_out
+    import gc
+
+    gc.collect()  # weak references: a response no longer in memory is not found
+    [item] = h.run(({"url": URL}, None))
+    assert item["body"] is None and h.stat("cepr/skipped/no_html") == 1
