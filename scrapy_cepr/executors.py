@@ -23,8 +23,8 @@ more on big pages), where ``CEPR_TIMEOUT`` really stops a runaway page, and wher
 crashing page cannot take the crawl down. On 2 cores the process pool is bound by CPU:
 the workers' (about 8.7 ms per page) plus the crawler's own (about 4.2 ms without
 cleaning, + about 2.3 ms for the pipeline, pickling and the pool's threads). Its costs:
-1–3 s to start the workers when the spider opens (outside Scrapy's
-``elapsed_time_seconds``), and a script that starts the crawl itself must be guarded
+1–3 s of CPU to start the workers (in the background, once the crawl has spent
+``CEPR_POOL_AFTER_SECONDS`` cleaning inline: see below), and a script that starts the crawl itself must be guarded
 by ``if __name__ == "__main__":`` (spawned workers import the main module; ``scrapy
 crawl`` needs nothing).
 
