@@ -8,7 +8,8 @@ linking them all, plus four problem responses linked from the index:
 
 * ``/pages/missing.html``: 404 (dropped by Scrapy's HttpErrorMiddleware, counted);
 * ``/files/annual-report``: a PDF (``application/pdf``; no ``.pdf`` extension, so that the
-  link extractor follows it): an item with a ``cepr_error`` "skipped: non-HTML …";
+  link extractor follows it): not a page to clean, so an item with ``title``, ``body``
+  and ``cepr_error`` None, counted ``cepr/skipped/non_html``;
 * ``/pages/empty.html``: an empty 200 page: an item with an empty body;
 * ``/pages/truncated.html``: the first half of a real page (cut mid-tag): cleaned as
   ``extract()`` cleans it.
@@ -91,7 +92,7 @@ def test_crawl_real_pages_over_http(corpus: list, tmp_path: Path) -> None:
     for s in corpus:
         item = by_path[f"/pages/{s.id}.html"]
         assert isinstance(item.get("title"), str) and isinstance(item.get("body"), str), s.id
-        assert "cepr_error" not in item and "html" not in item, s.id
+        assert item["cepr_error"] is None and "html" not in item, s.id
         assert "<html" not in item["body"].lower() and "<div" not in item["body"].lower(), s.id
         pred.append(benchmark_counts(item["body"], s.gold_body))
         direct.append(benchmark_counts(extract(s.html, encoding="utf-8").body, s.gold_body))
@@ -102,7 +103,8 @@ def test_crawl_real_pages_over_http(corpus: list, tmp_path: Path) -> None:
     assert crawled_f1 >= 0.85
 
     # The problem responses: counted, and the crawl still finished.
-    assert "skipped: non-HTML response" in by_path["/files/annual-report"]["cepr_error"]
+    pdf = by_path["/files/annual-report"]
+    assert (pdf["title"], pdf["body"], pdf["cepr_error"]) == (None, None, None)
     assert by_path["/pages/empty.html"].get("body", "") == ""
     truncated = by_path["/pages/truncated.html"]["body"]
     assert truncated and truncated == extract(_truncated(corpus), encoding="utf-8").body
