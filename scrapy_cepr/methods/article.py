@@ -1,0 +1,286 @@
+"""CEPR-Article: SETPR's content score, restricted to the one article region below the
+headline, with the region's comment thread and boilerplate removed.
+
+The content score is CEPR-SETPR's smoothed histogram H' (Wu et al., CIKM 2013, Eqs. 2–6,
+spec §1; :func:`.cepr.histogram`) with its threshold ``τ = α·σ(H')``, so ``CEPR_ALPHA``,
+``CEPR_LAMBDA`` and ``CEPR_RADIUS`` act on it as on SETPR. What SETPR lacks is a notion
+of *one* article: a global threshold over all text nodes keeps whatever block has the
+densest tag paths (a comment thread, a footer with a legal notice, a link list). This
+method adds the seed papers' answers, one step each (every step can be switched off by
+a parameter, see ``benchmarks/ablation.py``):
+
+1. **Body evidence** (CEPR). ETPR multiplies four per-path statistics, so H' spans
+   orders of magnitude and a few outlier paths (a footer's one long legal paragraph)
+   set σ. We read H' on a log scale relative to τ: a text node outside ``<a>`` is
+   *body evidence* when ``log(1+H'_i) ≥ content_level · log(1+τ)``. With
+   ``content_level = 1`` this is SETPR's own rule ``H'_i ≥ τ``. When σ(H') = 0 (one
+   paragraph, or paragraphs with equal counts) τ = 0 and every node outside a link is
+   evidence, so the body never empties.
+2. **Headline anchor** (Wang et al., WWW 2009, Sec. 3.1.3, observation 1: "the top
+   border of news bodies [is] inside the first screen … a news body is unlikely to be
+   far away from the news title"). The title node comes from
+   :func:`..core.title.pick_title`; the *anchor* is the first text node after it that is
+   body evidence with at least ``anchor_min_chars`` characters. Without a displayed
+   headline (or no evidence after it) the whole tree is searched.
+3. **Body subtree** (Wang et al. 2009, Sec. 3.1: the *body subtree* T_BODY, the one DOM
+   subtree that holds the whole news body; NCE's separator node, Laber et al. 2009,
+   Phase 1, plays the same role). Among the ancestors of the anchor, the element u
+   maximising ``G(u) − β·B(u)`` is the region, G and B being the characters of body
+   evidence and of the other text in T_u (β = ``boilerplate_weight``). A larger
+   ancestor wins only when the text it adds is mostly body evidence.
+4. **Before the headline** (Wang et al. 2009: the body lies *below* the title): text
+   nodes of the region up to the end of the headline (kicker, breadcrumbs, the
+   headline itself) are dropped.
+5. **Boilerplate inside the region** (CEDST, Zhang et al. 2018, Sec. 3.3, the
+   hyperlink evidence, Eq. 10, taken per display block as in :mod:`.cedst`; NCE's
+   ``F_{u,α}`` link-density filter): a display block (line) whose share of characters
+   inside ``<a>`` exceeds ``link_density`` is dropped (related-link lists, "Read more
+   »" lines, tag lists). Elements whose HTML semantics say "not the article" are dropped
+   when they lie inside the region: ``nav``, ``aside``, ``footer``, ``menu``, ``form``
+   and form controls (``button``, ``select``, ``option``, ``label``, ``input``,
+   ``textarea``: a comment form's "Name (required)").
+6. **Figures** (``captions=False``): ``figure`` and ``figcaption`` subtrees are dropped.
+   The article-extraction-benchmark's gold bodies leave image captions out (keeping
+   them costs 0.005 F1 there); set ``captions=True`` to keep them.
+7. **Repeated blocks**: a display block of more than 20 characters whose exact text
+   occurs twice or more on the page is a repeated caption, teaser or slide label, not
+   a paragraph of the story, and is dropped.
+8. **Comment thread** (NCE, Laber et al. 2009, Phase 2, :func:`.nce.comment_start`):
+   the first connected component of 3 closely located, similar blocks of the region
+   starts the comments; it and everything after it are dropped.
+
+Everything else inside the region is kept: short paragraphs, subheadings, lists and
+quotes that belong to the story (the recall the global threshold loses). No rule is
+keyed to a site, a language or class/id names; the signals are H', link density, tag
+names' HTML semantics, DOM containment and the position relative to the headline.
+
+Numbers (article-extraction-benchmark, 181 pages, the README's claims table and
+``benchmarks/ablation.py``): see the README.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ..core.page import Page
+from ..core.params import check_choice, check_int, check_real
+from ..core.result import Extraction, text_node_extraction
+from ..core.threshold import std_threshold
+from ..core.title import pick_title
+from .cepr import PAPER_ALPHA, CEPRParams, histogram
+from .nce import ElementTable, NCEParams, comment_start
+
+__all__ = ["ArticleParams", "NON_ARTICLE_TAGS", "body_evidence", "body_subtree", "run"]
+
+logger = logging.getLogger(__name__)
+
+#: Elements that HTML defines as not the main content of their section (navigation,
+#: tangential content, section footer) or as form controls; dropped inside the region.
+NON_ARTICLE_TAGS = frozenset(
+    ["nav", "aside", "footer", "menu", "form", "button", "select", "option", "label", "input", "textarea"]
+)
+#: Image figures and their captions (dropped unless ``captions=True``).
+FIGURE_TAGS = frozenset(["figure", "figcaption"])
+#: Repeated display blocks shorter than this (characters) are kept ("Share", "Reply").
+_MIN_REPEATED_CHARS = 21
+
+
+@dataclass(frozen=True)
+class ArticleParams:
+    """Validated CEPR-Article parameters (see the module docstring for each step).
+
+    SETPR's parameters, with the same names and meaning (Wu et al. 2013, Sec. 5.2):
+
+    :param alpha: α ≥ 0 of ``τ = α·σ(H')``; None means SETPR's paper value 0.8.
+    :param lambda_: λ ≥ 0 of the smoothing weight ``1/dist^λ``.
+    :param radius: smoothing window radius r ≥ 0.
+    :param edges: ``"keep"`` or ``"pad"`` (:func:`..core.smoothing.smooth`).
+
+    Parameters of the article steps:
+
+    :param content_level: in [0, 1], step 1: a node is body evidence when
+        ``log(1+H') ≥ content_level·log(1+τ)`` (1 is SETPR's ``H' ≥ τ``).
+    :param boilerplate_weight: β ≥ 0, step 3: cost of one non-evidence character in
+        the region score ``G − β·B``.
+    :param anchor_min_chars: ≥ 1 characters of the anchor text node (step 2).
+    :param link_density: in [0, 1], step 5: display blocks with a larger share of
+        characters inside ``<a>`` are dropped (1 keeps them all).
+    :param anchor: step 2 on/off (off: the region is the best subtree of the page).
+    :param region: step 3 on/off (off: the whole page is the region).
+    :param pre_title: step 4 on/off.
+    :param boilerplate: step 5 on/off.
+    :param captions: keep ``figure``/``figcaption`` text (step 6 off).
+    :param duplicates: step 7 on/off.
+    :param comments: step 8 on/off.
+    :raises ValueError: naming the parameter and its allowed range.
+    """
+
+    alpha: float | None = None
+    lambda_: float = 1.0
+    radius: int = 1
+    edges: str = "keep"
+    content_level: float = 0.75
+    boilerplate_weight: float = 0.5
+    anchor_min_chars: int = 30
+    link_density: float = 0.5
+    anchor: bool = True
+    region: bool = True
+    pre_title: bool = True
+    boilerplate: bool = True
+    captions: bool = False
+    duplicates: bool = True
+    comments: bool = True
+
+    def __post_init__(self) -> None:
+        if self.alpha is not None:
+            object.__setattr__(self, "alpha", check_real("alpha", self.alpha))
+        object.__setattr__(self, "lambda_", check_real("lambda_", self.lambda_))
+        object.__setattr__(self, "radius", check_int("radius", self.radius, 0, 1000))
+        check_choice("edges", self.edges, ("keep", "pad"))
+        object.__setattr__(self, "content_level", check_real("content_level", self.content_level, 0.0, 1.0))
+        object.__setattr__(self, "boilerplate_weight", check_real("boilerplate_weight", self.boilerplate_weight))
+        object.__setattr__(self, "anchor_min_chars", check_int("anchor_min_chars", self.anchor_min_chars, 1, 10**9))
+        object.__setattr__(self, "link_density", check_real("link_density", self.link_density, 0.0, 1.0))
+        for name in ("anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be a bool (True or False), got {value!r}")
+
+
+def body_evidence(h_smoothed: np.ndarray, tau: float, in_link: np.ndarray, level: float) -> np.ndarray:
+    """Step 1: bool ``(N,)``, the text nodes outside ``<a>`` whose H' reaches the level
+    on a log scale: ``log(1+H'_i) ≥ level·log(1+τ)``.
+
+    τ = 0 (σ(H') = 0: a one-paragraph story) makes every node outside a link evidence.
+
+    >>> body_evidence(np.array([0.0, 9.0, 99.0, 99.0]), 99.0, np.array([False, False, False, True]), 0.5).tolist()
+    [False, True, True, False]
+    >>> body_evidence(np.array([0.0, 0.0]), 0.0, np.array([False, True]), 0.75).tolist()
+    [True, False]
+    """
+    h = np.maximum(np.asarray(h_smoothed, dtype=np.float64), 0.0)
+    ok = np.log1p(h) >= level * np.log1p(max(tau, 0.0)) - 1e-12
+    return ok & ~np.asarray(in_link, dtype=bool)
+
+
+def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars: int) -> int | None:
+    """Step 2: the first evidence node after index *after* with ≥ *min_chars* characters."""
+    found = np.flatnonzero(evidence[after + 1 :] & (chars[after + 1 :] >= min_chars))
+    return int(found[0]) + after + 1 if found.size else None
+
+
+def body_subtree(table: ElementTable, good: np.ndarray, bad: np.ndarray, beta: float, start: int | None) -> int:
+    """Step 3: the body subtree, an element index of *table*.
+
+    :param good: float ``(N,)`` characters of body evidence per text node (0 elsewhere).
+    :param bad: float ``(N,)`` the other characters per text node.
+    :param beta: β, cost of a non-evidence character.
+    :param start: the anchor text node; the region is the ancestor of its owner element
+        with the largest ``G − β·B``. None: the best element of the whole tree.
+    """
+    n = len(table)
+    g = table.subtree_sum(np.bincount(table.owner, weights=good, minlength=n))
+    b = table.subtree_sum(np.bincount(table.owner, weights=bad, minlength=n))
+    score = g - beta * b
+    if start is None:
+        return int(np.argmax(score))
+    chain = []
+    e = int(table.owner[start])
+    while e >= 0:
+        chain.append(e)
+        e = int(table.parent[e])
+    chain_arr = np.array(chain, dtype=np.int64)
+    return int(chain_arr[np.argmax(score[chain_arr])])
+
+
+def _inside(table: ElementTable, tags: frozenset[str], below: int) -> np.ndarray:
+    """bool ``(E,)``: the element lies in a subtree rooted at a descendant of *below*
+    whose tag is in *tags* (the root itself and its ancestors never count)."""
+    n = len(table)
+    roots = np.fromiter((t in tags for t in table.tags), dtype=bool, count=n)
+    roots[: below + 1] = False  # ancestors precede *below* in pre-order
+    roots[table.end[below] :] = False
+    idx = np.flatnonzero(roots)
+    mark = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(mark, idx, 1)
+    np.add.at(mark, table.end[idx], -1)
+    return np.cumsum(mark[:-1]) > 0
+
+
+def _block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = blocks.size
+    starts = np.flatnonzero(np.concatenate(([True], blocks[1:] != blocks[:-1])))
+    ends = np.append(starts[1:], n)
+    return starts, ends
+
+
+def run(page: Page, params: ArticleParams) -> Extraction:
+    """Extract the title and the article body of *page* (module docstring, steps 1–8).
+
+    :returns: an :class:`Extraction` whose ``nodes`` view has SETPR's H and H' per text
+        node and the final keep mask; ``tau`` is SETPR's τ. A page without text nodes
+        gives an empty body.
+    """
+    alpha = PAPER_ALPHA["setpr"] if params.alpha is None else params.alpha
+    used = {f.name: getattr(params, f.name) for f in fields(params)}
+    used["alpha"] = alpha
+    title, title_index = pick_title(page)
+    n = len(page)
+    if n == 0:
+        return Extraction(title=title, body="", method="cepr-article", params=used, url=page.url)
+    cepr = CEPRParams(alpha=alpha, lambda_=params.lambda_, radius=params.radius, edges=params.edges)
+    h, h_smoothed = histogram(page, "setpr", cepr)
+    tau = std_threshold(h_smoothed, alpha)
+    chars = page.char_counts.astype(np.float64)
+    evidence = body_evidence(h_smoothed, tau, page.in_link, params.content_level)
+    keep = np.ones(n, dtype=bool)
+    table = ElementTable(page)
+    u = 0
+    if params.region and len(table):
+        start = None
+        if params.anchor and title_index is not None:
+            start = _anchor_node(evidence, page.char_counts, title_index, params.anchor_min_chars)
+        good = np.where(evidence, chars, 0.0)
+        u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
+        keep[:] = False
+        if table.first_text[u] <= table.last_text[u]:
+            keep[table.first_text[u] : table.last_text[u] + 1] = True
+        logger.debug("article region: <%s> with %d text nodes", table.tags[u], int(keep.sum()))
+    if params.pre_title and title_index is not None:
+        end = title_index + 1
+        for _, first, stop in page.headings:
+            if first == title_index:
+                end = stop
+        keep[:end] = False
+    if len(table):
+        tags = NON_ARTICLE_TAGS if params.boilerplate else frozenset()
+        if not params.captions:
+            tags = tags | FIGURE_TAGS
+        if tags:
+            keep &= ~_inside(table, tags, u)[table.owner]
+    starts, ends = _block_ranges(page.blocks)
+    if params.boilerplate and params.link_density < 1.0:
+        link_chars = np.add.reduceat(chars * page.in_link, starts)
+        all_chars = np.add.reduceat(chars, starts)
+        dense = link_chars > params.link_density * np.maximum(all_chars, 1.0)
+        keep &= ~np.repeat(dense, ends - starts)
+    if params.duplicates:
+        texts = page.texts
+        lines = [" ".join(texts[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+        seen = Counter(lines)
+        repeated = np.fromiter(
+            (seen[line] > 1 and len(line) >= _MIN_REPEATED_CHARS for line in lines), dtype=bool, count=len(lines)
+        )
+        keep &= ~np.repeat(repeated, ends - starts)
+    if params.comments:
+        cut = comment_start(page, keep, NCEParams())
+        if cut is not None:
+            keep[cut:] = False
+    return text_node_extraction(
+        page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
+        keep=keep, tau=tau, punc_num=page.punct_counts,
+    )
