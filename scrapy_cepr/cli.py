@@ -65,7 +65,7 @@ logger = logging.getLogger(__name__)
 
 PROG = "scrapy-cepr"
 #: Methods scored by ``evaluate`` when no ``--method`` is given.
-DEFAULT_EVAL_METHODS: tuple[str, ...] = ("tpr", "etpr", "setpr", "cepr-article")
+DEFAULT_EVAL_METHODS: tuple[str, ...] = ("tpr", "etpr", "setpr")
 #: Largest response read from a URL, in bytes.
 MAX_FETCH_BYTES = 10 * 1024 * 1024
 #: Timeout of a URL fetch, in seconds.

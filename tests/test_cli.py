@@ -59,7 +59,7 @@ def run(capsys, *argv):
 
 
 def test_extract_prints_title_then_body(capsys):
-    status, out, err = run(capsys, "extract", str(FIXTURE))
+    status, out, err = run(capsys, "extract", str(FIXTURE), "--method", "setpr")
     assert status == 0, err
     assert out == TITLE + "\n\n" + "\n".join(ARTICLE) + "\n"
 
@@ -78,7 +78,7 @@ def test_extract_json(capsys, method):
 
 
 def test_extract_nodes_records(capsys):
-    status, out, _ = run(capsys, "extract", str(FIXTURE), "--nodes")
+    status, out, _ = run(capsys, "extract", str(FIXTURE), "--method", "setpr", "--nodes")
     assert status == 0
     nodes = json.loads(out)["nodes"]
     # Text nodes by hand: 5 menu links, h1, byline, 5 paragraphs, h3, 3 sidebar links,
@@ -105,6 +105,8 @@ def test_extract_method_params(capsys):
         capsys,
         "extract",
         str(FIXTURE),
+        "--method",
+        "setpr",
         "--json",
         "--nodes",
         "--alpha",
@@ -180,7 +182,7 @@ def test_console_script_reads_stdin():
     exe = shutil.which("scrapy-cepr")
     argv = [exe] if exe else [sys.executable, "-m", "scrapy_cepr.cli"]
     proc = subprocess.run(
-        [*argv, "extract", "-", "--json"],
+        [*argv, "extract", "-", "--method", "setpr", "--json"],
         input=FIXTURE.read_bytes(),
         capture_output=True,
         check=False,
@@ -197,7 +199,7 @@ def test_extract_from_local_url(capsys):
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_port}/{FIXTURE.name}"
-        status, out, err = run(capsys, "extract", url, "--json")
+        status, out, err = run(capsys, "extract", url, "--method", "setpr", "--json")
         assert status == 0, err
         data = json.loads(out)
         assert data["url"] == url and data["body"].split("\n") == ARTICLE
