@@ -197,6 +197,15 @@ def body_subtree(table: ElementTable, good: np.ndarray, bad: np.ndarray, beta: f
     return int(chain_arr[np.argmax(score[chain_arr])])
 
 
+def _covered(table: ElementTable, roots: np.ndarray) -> np.ndarray:
+    """bool ``(E,)``: the element lies in the subtree of an element flagged in *roots*."""
+    idx = np.flatnonzero(roots)
+    mark = np.zeros(len(table) + 1, dtype=np.int64)
+    np.add.at(mark, idx, 1)
+    np.add.at(mark, table.end[idx], -1)
+    return np.cumsum(mark[:-1]) > 0
+
+
 def _inside(table: ElementTable, tags: frozenset[str], below: int) -> np.ndarray:
     """bool ``(E,)``: the element lies in a subtree rooted at a descendant of *below*
     whose tag is in *tags* (the root itself and its ancestors never count)."""
@@ -209,6 +218,37 @@ def _inside(table: ElementTable, tags: frozenset[str], below: int) -> np.ndarray
     np.add.at(mark, idx, 1)
     np.add.at(mark, table.end[idx], -1)
     return np.cumsum(mark[:-1]) > 0
+
+
+def record_lists(table: ElementTable, min_records: int = 3) -> np.ndarray:
+    """Comment records, bool ``(E,)``: elements that are one of at least *min_records*
+    consecutive siblings with the same tag and the same sequence of child tags (at least
+    two children, one of them or a descendant a link), the repeated structure of a
+    comment thread (NCE's Assumption 2, Laber et al. 2009: comments repeat a pattern),
+    read on the DOM instead of the words. Article paragraphs are leaves or hold inline
+    text only, so they never form records.
+    """
+    n = len(table)
+    out = np.zeros(n, dtype=bool)
+    if n == 0:
+        return out
+    has_link = table.link_chars > 0
+    signature: list = [None] * n
+    for i, el in enumerate(table.elements):
+        if len(el) >= 2 and has_link[i]:
+            signature[i] = (el.tag, tuple(c.tag for c in el))
+    parent = table.parent.tolist()
+    last_child: dict[int, int] = {}
+    run = list(range(n))
+    for i in range(n):
+        prev = last_child.get(parent[i])
+        last_child[parent[i]] = i
+        if signature[i] is not None and prev is not None and signature[prev] == signature[i]:
+            run[i] = run[prev]
+    runs = np.array(run, dtype=np.int64)
+    size = np.bincount(runs, minlength=n)
+    out = (size[runs] >= min_records) & np.array([sig is not None for sig in signature], dtype=bool)
+    return out
 
 
 def _block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -239,11 +279,22 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     evidence = body_evidence(h_smoothed, tau, page.in_link, params.content_level)
     keep = np.ones(n, dtype=bool)
     table = ElementTable(page)
+    in_records = np.zeros(n, dtype=bool)
+    if params.comments and len(table):
+        in_records = _covered(table, record_lists(table))[table.owner]
+        evidence &= ~in_records
     u = 0
     if params.region and len(table):
         start = None
         if params.anchor and title_index is not None:
             start = _anchor_node(evidence, page.char_counts, title_index, params.anchor_min_chars)
+            if start is None:
+                # No evidence below the headline (H' is dominated by other blocks): every
+                # text outside links and comment records counts, as when σ(H') = 0.
+                plain = ~page.in_link & ~in_records
+                start = _anchor_node(plain, page.char_counts, title_index, params.anchor_min_chars)
+                if start is not None:
+                    evidence = plain
         good = np.where(evidence, chars, 0.0)
         u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
         keep[:] = False
@@ -277,6 +328,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         )
         keep &= ~np.repeat(repeated, ends - starts)
     if params.comments:
+        keep &= ~in_records
         cut = comment_start(page, keep, NCEParams())
         if cut is not None:
             keep[cut:] = False
