@@ -233,22 +233,30 @@ def record_lists(table: ElementTable, min_records: int = 3) -> np.ndarray:
     out = np.zeros(n, dtype=bool)
     if n == 0:
         return out
-    has_link = table.link_chars > 0
-    signature: list = [None] * n
-    for i, el in enumerate(table.elements):
-        if len(el) >= 2 and has_link[i]:
-            signature[i] = (el.tag, tuple(c.tag for c in el))
-    parent = table.parent.tolist()
-    last_child: dict[int, int] = {}
-    run = list(range(n))
-    for i in range(n):
-        prev = last_child.get(parent[i])
-        last_child[parent[i]] = i
-        if signature[i] is not None and prev is not None and signature[prev] == signature[i]:
-            run[i] = run[prev]
-    runs = np.array(run, dtype=np.int64)
-    size = np.bincount(runs, minlength=n)
-    out = (size[runs] >= min_records) & np.array([sig is not None for sig in signature], dtype=bool)
+    parent = table.parent
+    kids = np.bincount(parent[parent >= 0], minlength=n)
+    candidates = np.flatnonzero((kids >= 2) & (table.link_chars > 0))
+    if candidates.size < min_records:
+        return out
+    # The previous sibling of every element (-1 for a first child): siblings follow each
+    # other in pre-order, so sort by (parent, index).
+    order = np.lexsort((np.arange(n), parent))
+    prev_sib = np.full(n, -1, dtype=np.int64)
+    same = parent[order[1:]] == parent[order[:-1]]
+    prev_sib[order[1:][same]] = order[:-1][same]
+    elements = table.elements
+    signature: dict[int, tuple] = {}
+    run: dict[int, int] = {}
+    for i in candidates.tolist():
+        el = elements[i]
+        sig = (el.tag, tuple(c.tag for c in el))
+        signature[i] = sig
+        prev = int(prev_sib[i])
+        run[i] = run[prev] if signature.get(prev) == sig else i
+    ids = np.fromiter(run.values(), dtype=np.int64, count=len(run))
+    members = np.fromiter(run.keys(), dtype=np.int64, count=len(run))
+    size = np.bincount(ids, minlength=n)
+    out[members[size[ids] >= min_records]] = True
     return out
 
 
