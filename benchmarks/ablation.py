@@ -32,7 +32,7 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     ("- drop text before the headline", "Wang et al. 2009, body below the title", "cepr-article", {"pre_title": False}),
     ("- in-region boilerplate", "CEDST hyperlink evidence, NCE link density, HTML semantics", "cepr-article", {"boilerplate": False}),
     ("- figure captions dropped", "gold convention", "cepr-article", {"captions": True}),
-    ("+ repeated blocks (off by default)", "repeated caption/teaser text", "cepr-article", {"duplicates": True}),
+    ("- repeated blocks", "repeated caption/teaser text", "cepr-article", {"duplicates": False}),
     ("- comment removal", "NCE Phase 2 + comment records", "cepr-article", {"comments": False}),
     ("- log-scale evidence (SETPR's H' >= tau)", "CEPR threshold as published", "cepr-article", {"content_level": 1.0}),
     ("setpr", "Wu et al. 2013", "setpr", {}),

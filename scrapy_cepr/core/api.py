@@ -38,7 +38,7 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-ar
         * CEPR-Article: SETPR's ``alpha``, ``lambda_``, ``radius``, ``edges``, plus
           ``content_level=0.75``, ``boilerplate_weight=0.5``, ``anchor_min_chars=30``,
           ``link_density=0.5`` and the step switches ``anchor``, ``region``,
-          ``pre_title``, ``boilerplate``, ``captions=False``, ``duplicates=False``, ``comments``;
+          ``pre_title``, ``boilerplate``, ``captions=False``, ``duplicates``, ``comments``;
         * CEDST (Zhang et al. 2018): ``gamma=2``, ``top_keywords=5``, ``topic_overlap=2``,
           ``stop_languages="all"``, ``weight_topic``/``weight_cluster``/
           ``weight_variance``/``weight_link=0.9``, ``siblings="container"``,

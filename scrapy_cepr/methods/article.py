@@ -42,8 +42,8 @@ a parameter, see ``benchmarks/ablation.py``):
 6. **Figures** (``captions=False``): ``figure`` and ``figcaption`` subtrees are dropped.
    The article-extraction-benchmark's gold bodies leave image captions out (keeping
    them costs 0.005 F1 there); set ``captions=True`` to keep them.
-7. **Repeated blocks** (off by default, ``duplicates=True``; it cost 0.001 F1 in the
-   ablation once the comment records were in): a display block of more than 20 characters whose exact text
+7. **Repeated blocks** (applied last, after step 8, so that NCE's comment phase still
+   sees the blocks it compares): a display block of more than 20 characters whose exact text
    occurs twice or more on the page is a repeated caption, teaser or slide label, not
    a paragraph of the story, and is dropped.
 8. **Comment thread** (NCE, Laber et al. 2009, Phase 2, :func:`.nce.comment_start`):
@@ -115,7 +115,7 @@ class ArticleParams:
     :param pre_title: step 4 on/off.
     :param boilerplate: step 5 on/off.
     :param captions: keep ``figure``/``figcaption`` text (step 6 off).
-    :param duplicates: step 7 on/off (default off).
+    :param duplicates: step 7 on/off.
     :param comments: step 8 on/off.
     :raises ValueError: naming the parameter and its allowed range.
     """
@@ -133,7 +133,7 @@ class ArticleParams:
     pre_title: bool = True
     boilerplate: bool = True
     captions: bool = False
-    duplicates: bool = False
+    duplicates: bool = True
     comments: bool = True
 
     def __post_init__(self) -> None:
@@ -328,7 +328,13 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         all_chars = np.add.reduceat(chars, starts)
         dense = link_chars > params.link_density * np.maximum(all_chars, 1.0)
         keep &= ~np.repeat(dense, ends - starts)
+    if params.comments:
+        keep &= ~in_records
+        cut = comment_start(page, keep, NCEParams())
+        if cut is not None:
+            keep[cut:] = False
     if params.duplicates:
+        # Last, so that NCE's comment phase sees the blocks it compares (step 7).
         texts = page.texts
         lines = [" ".join(texts[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
         seen = Counter(lines)
@@ -336,11 +342,6 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             (seen[line] > 1 and len(line) >= _MIN_REPEATED_CHARS for line in lines), dtype=bool, count=len(lines)
         )
         keep &= ~np.repeat(repeated, ends - starts)
-    if params.comments:
-        keep &= ~in_records
-        cut = comment_start(page, keep, NCEParams())
-        if cut is not None:
-            keep[cut:] = False
     return text_node_extraction(
         page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
         keep=keep, tau=tau, punc_num=page.punct_counts,
