@@ -48,7 +48,11 @@ a parameter, see ``benchmarks/ablation.py``):
    a paragraph of the story, and is dropped.
 8. **Comment thread** (NCE, Laber et al. 2009, Phase 2, :func:`.nce.comment_start`):
    the first connected component of 3 closely located, similar blocks of the region
-   starts the comments; it and everything after it are dropped.
+   starts the comments; it and everything after it are dropped, unless the story's
+   paragraph path goes on after it (``story_continues``: then the repeated blocks were
+   a gallery or a list inside the story). Before that, *comment records* are dropped:
+   3 or more consecutive sibling elements with the same tag and child-tag sequence
+   that hold a link (:func:`record_lists`, the same assumption read on the DOM).
 
 Everything else inside the region is kept: short paragraphs, subheadings, lists and
 quotes that belong to the story (the recall the global threshold loses). No rule is
@@ -110,6 +114,9 @@ class ArticleParams:
     :param anchor_min_chars: ≥ 1 characters of the anchor text node (step 2).
     :param link_density: in [0, 1], step 5: display blocks with a larger share of
         characters inside ``<a>`` are dropped (1 keeps them all).
+    :param story_continues: ≥ 0, step 8: a comment cut is refused when the story's
+        paragraph path holds at least this share of its evidence characters after the
+        cut (0: never refused).
     :param anchor: step 2 on/off (off: the region is the best subtree of the page).
     :param region: step 3 on/off (off: the whole page is the region).
     :param pre_title: step 4 on/off.
@@ -135,6 +142,7 @@ class ArticleParams:
     captions: bool = False
     duplicates: bool = True
     comments: bool = True
+    story_continues: float = 0.25
 
     def __post_init__(self) -> None:
         if self.alpha is not None:
@@ -146,6 +154,7 @@ class ArticleParams:
         object.__setattr__(self, "boilerplate_weight", check_real("boilerplate_weight", self.boilerplate_weight))
         object.__setattr__(self, "anchor_min_chars", check_int("anchor_min_chars", self.anchor_min_chars, 1, 10**9))
         object.__setattr__(self, "link_density", check_real("link_density", self.link_density, 0.0, 1.0))
+        object.__setattr__(self, "story_continues", check_real("story_continues", self.story_continues))
         for name in ("anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments"):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -260,6 +269,29 @@ def record_lists(table: ElementTable, min_records: int = 3) -> np.ndarray:
     return out
 
 
+def _story_continues(page: Page, evidence: np.ndarray, cut: int, share: float) -> bool:
+    """Whether the story's paragraph path goes on after a comment cut at node *cut*.
+
+    The story's paragraph path is the tag path holding the most characters of kept body
+    evidence before the cut. Comments follow the body (NCE's Assumption 2) and sit on
+    their own paths; when the paragraph path still holds at least *share* times as many
+    evidence characters after the cut as before it, the repeated blocks were a gallery
+    ("Image 1 of 5") or a list inside the story, and the cut is refused.
+    """
+    idx = np.flatnonzero(evidence)
+    if share <= 0 or idx.size == 0:
+        return False
+    before = idx[idx < cut]
+    if before.size == 0:
+        return False
+    chars = page.char_counts
+    paths = page.path_ids
+    per_path = np.bincount(paths[before], weights=chars[before])
+    story = int(np.argmax(per_path))
+    after = idx[(idx >= cut) & (paths[idx] == story)]
+    return float(chars[after].sum()) >= share * float(per_path[story])
+
+
 def _block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = blocks.size
     starts = np.flatnonzero(np.concatenate(([True], blocks[1:] != blocks[:-1])))
@@ -331,7 +363,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     if params.comments:
         keep &= ~in_records
         cut = comment_start(page, keep, NCEParams())
-        if cut is not None:
+        if cut is not None and not _story_continues(page, keep & evidence, cut, params.story_continues):
             keep[cut:] = False
     if params.duplicates:
         # Last, so that NCE's comment phase sees the blocks it compares (step 7).
