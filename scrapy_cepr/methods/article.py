@@ -30,7 +30,9 @@ a parameter, see ``benchmarks/ablation.py``):
    ancestor wins only when the text it adds is mostly body evidence.
 4. **Before the headline** (Wang et al. 2009: the body lies *below* the title): text
    nodes of the region up to the end of the headline (kicker, breadcrumbs, the
-   headline itself) are dropped.
+   headline itself) are dropped, unless the region holds more body evidence above the
+   headline than below it (then the "headline" is a heading inside the story, such as
+   a recipe card's).
 5. **Boilerplate inside the region** (CEDST, Zhang et al. 2018, Sec. 3.3, the
    hyperlink evidence, Eq. 10, taken per display block as in :mod:`.cedst`; NCE's
    ``F_{u,α}`` link-density filter): a display block (line) whose share of characters
@@ -347,7 +349,12 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         for _, first, stop in page.headings:
             if first == title_index:
                 end = stop
-        keep[:end] = False
+        # A "headline" with more body evidence above it than below it, inside the
+        # region, is a heading of the story (a recipe card, a box), not the headline.
+        above = float(chars[:end][keep[:end] & evidence[:end]].sum())
+        below = float(chars[end:][keep[end:] & evidence[end:]].sum())
+        if above <= below:
+            keep[:end] = False
     if len(table):
         tags = NON_ARTICLE_TAGS if params.boilerplate else frozenset()
         if not params.captions:
