@@ -232,15 +232,15 @@ def _inside(table: ElementTable, tags: frozenset[str], below: int) -> np.ndarray
     return np.cumsum(mark[:-1]) > 0
 
 
-def record_lists(table: ElementTable, min_records: int = 3, keep_run: int | None = None) -> np.ndarray:
+def record_lists(table: ElementTable, min_records: int = 3, keep_runs: tuple[int, ...] = ()) -> np.ndarray:
     """Comment records, bool ``(E,)``: elements that are one of at least *min_records*
     consecutive siblings with the same tag and the same sequence of child tags (at least
     two children, one of them or a descendant a link), the repeated structure of a
     comment thread (NCE's Assumption 2, Laber et al. 2009: comments repeat a pattern),
     read on the DOM instead of the words. Article paragraphs are leaves or hold inline
-    text only, so they never form records. *keep_run*: an element (the owner of the
-    body's first text node); the run of records among its ancestors is not flagged,
-    since comments follow the body (NCE's Assumption 2), they do not start it.
+    text only, so they never form records. *keep_runs*: elements (owners of the
+    body's first text nodes); the run of records among the ancestors of each is not
+    flagged, since comments follow the body (NCE's Assumption 2), they do not start it.
     """
     n = len(table)
     out = np.zeros(n, dtype=bool)
@@ -270,9 +270,8 @@ def record_lists(table: ElementTable, min_records: int = 3, keep_run: int | None
     members = np.fromiter(run.keys(), dtype=np.int64, count=len(run))
     size = np.bincount(ids, minlength=n)
     ok = size[ids] >= min_records
-    if keep_run is not None:
-        # The run that holds the start of the body is the body's own layout.
-        e = keep_run
+    for e in keep_runs:
+        # A run that holds the start of the body is the body's own layout.
         while e >= 0 and (run.get(e) is None or size[run[e]] < min_records):
             e = int(parent[e])
         if e >= 0:
@@ -334,9 +333,17 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     table = ElementTable(page)
     in_records = np.zeros(n, dtype=bool)
     if params.comments and len(table):
-        first = _anchor_node(evidence, page.char_counts, title_index, params.anchor_min_chars) if title_index is not None else None
-        body_start = int(table.owner[first]) if first is not None else None
-        in_records = _covered(table, record_lists(table, keep_run=body_start))[table.owner]
+        starts_of_body = []
+        if title_index is not None:
+            # The first sentence-sized text below the headline starts the body, and so
+            # does its first evidence unless a heading (a comment section's) comes first.
+            first = _anchor_node(~page.in_link, page.char_counts, title_index, params.anchor_min_chars)
+            if first is not None:
+                starts_of_body.append(int(table.owner[first]))
+            first = _anchor_node(evidence, page.char_counts, title_index, params.anchor_min_chars)
+            if first is not None and not any(title_index < h < first for _, h, _ in page.headings):
+                starts_of_body.append(int(table.owner[first]))
+        in_records = _covered(table, record_lists(table, keep_runs=tuple(starts_of_body)))[table.owner]
         evidence &= ~in_records
     u = 0
     if params.region and len(table):
