@@ -28,6 +28,13 @@ a parameter, see ``benchmarks/ablation.py``):
    maximising ``G(u) − β·B(u)`` is the region, G and B being the characters of body
    evidence and of the other text in T_u (β = ``boilerplate_weight``). A larger
    ancestor wins only when the text it adds is mostly body evidence.
+   *3b. Story path* (CEPR's premise, Wu et al. 2013: the paragraphs of one article
+   share a tag path): the tag path with the most evidence characters in that region is
+   the story's paragraph path; the region is chosen again along the same ancestors,
+   evidence on other paths counting ``story_path_weight`` (0: nothing). A larger
+   ancestor then wins only by adding more of the story's own paragraphs (the parts of
+   a body split by ads), not a legal notice, a cookie banner or a teaser block with
+   sentences of its own.
 4. **Before the headline** (Wang et al. 2009: the body lies *below* the title): text
    nodes of the region up to the end of the headline (kicker, breadcrumbs, the
    headline itself) are dropped, unless the region holds more body evidence above the
@@ -116,6 +123,8 @@ class ArticleParams:
     :param anchor_min_chars: ≥ 1 characters of the anchor text node (step 2).
     :param link_density: in [0, 1], step 5: display blocks with a larger share of
         characters inside ``<a>`` are dropped (1 keeps them all).
+    :param story_path_weight: in [0, 1], step 3b: weight of body evidence off the
+        story's paragraph path when the region is chosen again (1: step 3b off).
     :param story_continues: ≥ 0, step 8: a comment cut is refused when the story's
         paragraph path holds at least this share of its evidence characters after the
         cut (0: never refused).
@@ -145,6 +154,7 @@ class ArticleParams:
     duplicates: bool = True
     comments: bool = True
     story_continues: float = 0.25
+    story_path_weight: float = 0.0
 
     def __post_init__(self) -> None:
         if self.alpha is not None:
@@ -157,6 +167,7 @@ class ArticleParams:
         object.__setattr__(self, "anchor_min_chars", check_int("anchor_min_chars", self.anchor_min_chars, 1, 10**9))
         object.__setattr__(self, "link_density", check_real("link_density", self.link_density, 0.0, 1.0))
         object.__setattr__(self, "story_continues", check_real("story_continues", self.story_continues))
+        object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
         for name in ("anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments"):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -207,6 +218,17 @@ def body_subtree(table: ElementTable, good: np.ndarray, bad: np.ndarray, beta: f
         e = int(table.parent[e])
     chain_arr = np.array(chain, dtype=np.int64)
     return int(chain_arr[np.argmax(score[chain_arr])])
+
+
+def story_path(path_ids: np.ndarray, good: np.ndarray, n_paths: int) -> int:
+    """The story's paragraph path: the tag path id holding the most characters of body
+    evidence among the given text nodes (CEPR's premise, Wu et al. 2013, Sec. 3: the
+    paragraphs of one article share a tag path).
+
+    >>> story_path(np.array([0, 1, 1, 2]), np.array([50.0, 300.0, 200.0, 400.0]), 3)
+    1
+    """
+    return int(np.argmax(np.bincount(path_ids, weights=good, minlength=n_paths)))
 
 
 def _covered(table: ElementTable, roots: np.ndarray) -> np.ndarray:
@@ -359,6 +381,12 @@ def run(page: Page, params: ArticleParams) -> Extraction:
                     evidence = plain
         good = np.where(evidence, chars, 0.0)
         u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
+        if params.story_path_weight < 1.0 and start is not None:
+            # Step 3b: again, with evidence off the story's paragraph path discounted.
+            lo, hi = int(table.first_text[u]), int(table.last_text[u]) + 1
+            story = page.path_ids == story_path(page.path_ids[lo:hi], good[lo:hi], len(page.path_names))
+            weighted = np.where(story, good, params.story_path_weight * good)
+            u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
         keep[:] = False
         if table.first_text[u] <= table.last_text[u]:
             keep[table.first_text[u] : table.last_text[u] + 1] = True
