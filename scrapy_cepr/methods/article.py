@@ -63,6 +63,11 @@ a parameter, see ``benchmarks/ablation.py``):
    3 or more consecutive sibling elements with the same tag and child-tag sequence
    that hold a link (:func:`record_lists`, the same assumption read on the DOM).
 
+9. **Orphan headings** (:func:`orphan_headings`): a short line (< ``orphan_chars``
+   characters, not ending a sentence) whose following text in the region was dropped
+   up to the next kept line introduced boilerplate ("Related", "Share this:", "Most
+   read") and goes with it.
+
 Everything else inside the region is kept: short paragraphs, subheadings, lists and
 quotes that belong to the story (the recall the global threshold loses). No rule is
 keyed to a site, a language or class/id names; the signals are H', link density, tag
@@ -125,6 +130,8 @@ class ArticleParams:
         characters inside ``<a>`` are dropped (1 keeps them all).
     :param story_path_weight: in [0, 1], step 3b: weight of body evidence off the
         story's paragraph path when the region is chosen again (1: step 3b off).
+    :param orphan_chars: ≥ 0, step 9: kept lines shorter than this (characters) that do
+        not end a sentence and only introduce dropped text are dropped (0: step off).
     :param story_continues: ≥ 0, step 8: a comment cut is refused when the story's
         paragraph path holds at least this share of its evidence characters after the
         cut (0: never refused).
@@ -155,6 +162,7 @@ class ArticleParams:
     comments: bool = True
     story_continues: float = 0.25
     story_path_weight: float = 0.0
+    orphan_chars: int = 60
 
     def __post_init__(self) -> None:
         if self.alpha is not None:
@@ -167,6 +175,7 @@ class ArticleParams:
         object.__setattr__(self, "anchor_min_chars", check_int("anchor_min_chars", self.anchor_min_chars, 1, 10**9))
         object.__setattr__(self, "link_density", check_real("link_density", self.link_density, 0.0, 1.0))
         object.__setattr__(self, "story_continues", check_real("story_continues", self.story_continues))
+        object.__setattr__(self, "orphan_chars", check_int("orphan_chars", self.orphan_chars, 0, 10**9))
         object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
         for name in ("anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments"):
             value = getattr(self, name)
@@ -325,6 +334,41 @@ def _story_continues(page: Page, evidence: np.ndarray, cut: int, share: float) -
     return float(chars[after].sum()) >= share * float(per_path[story])
 
 
+_SENTENCE_END = frozenset(".!?…。！？")
+
+
+def orphan_headings(page: Page, region: np.ndarray, keep: np.ndarray, starts: np.ndarray, ends: np.ndarray, max_chars: int) -> np.ndarray:
+    """Short kept lines that only introduce dropped text: bool ``(N,)``.
+
+    A heading belongs to the section it introduces ("Related", "Share this:", "Most
+    read"). A kept display block of fewer than *max_chars* characters that does not end
+    a sentence, and after which the region's next text up to the next kept block (or
+    the region's end) was dropped, lost its section: it is dropped too. A subheading
+    followed by kept paragraphs stays.
+    """
+    n_blocks = starts.size
+    chars = page.char_counts.astype(np.float64)
+    kept = np.add.reduceat(keep.astype(np.int64), starts) > 0
+    size = np.add.reduceat(chars, starts)
+    dropped = np.add.reduceat(chars * (region & ~keep), starts)
+    out = np.zeros(keep.size, dtype=bool)
+    kept_idx = np.flatnonzero(kept)
+    if kept_idx.size == 0:
+        return out
+    cum = np.concatenate(([0.0], np.cumsum(dropped)))
+    nxt = np.append(kept_idx[1:], n_blocks)
+    after = cum[nxt] - cum[kept_idx + 1]
+    texts = page.texts
+    for b, a in zip(kept_idx.tolist(), after.tolist()):
+        if a <= 0 or size[b] >= max_chars:
+            continue
+        last = texts[int(ends[b]) - 1].rstrip("\"'”’»)] ")
+        if last and last[-1] in _SENTENCE_END:
+            continue
+        out[starts[b] : ends[b]] = True
+    return out & keep
+
+
 def _block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = blocks.size
     starts = np.flatnonzero(np.concatenate(([True], blocks[1:] != blocks[:-1])))
@@ -391,6 +435,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         if table.first_text[u] <= table.last_text[u]:
             keep[table.first_text[u] : table.last_text[u] + 1] = True
         logger.debug("article region: <%s> with %d text nodes", table.tags[u], int(keep.sum()))
+    region_keep = keep.copy()
     if params.pre_title and title_index is not None:
         end = title_index + 1
         for _, first, stop in page.headings:
@@ -419,6 +464,8 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         cut = comment_start(page, keep, NCEParams())
         if cut is not None and not _story_continues(page, keep & evidence, cut, params.story_continues):
             keep[cut:] = False
+    if params.orphan_chars:
+        keep &= ~orphan_headings(page, region_keep, keep, starts, ends, params.orphan_chars)
     if params.duplicates:
         # Last, so that NCE's comment phase sees the blocks it compares (step 7).
         texts = page.texts
