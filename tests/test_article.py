@@ -12,7 +12,7 @@ from scrapy_cepr import extract
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.methods import get_method
 from scrapy_cepr.methods.article import body_evidence, record_lists
-from scrapy_cepr.methods.nce import ElementTable
+from scrapy_cepr.core.region import DomTable
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -43,7 +43,7 @@ def test_short_story_wins_over_a_denser_comment_thread():
 
 def test_comment_records_are_the_repeated_sibling_structure():
     page = Page.from_html(read("article_comments.html"))
-    table = ElementTable(page)
+    table = DomTable(page)
     records = record_lists(table)
     # The five <div class="c"> (children a, span, p; one link each), nothing else.
     assert [table.elements[i].get("class") for i in np.flatnonzero(records)] == ["c"] * 5

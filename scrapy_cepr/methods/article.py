@@ -91,7 +91,8 @@ from ..core.result import Extraction, text_node_extraction
 from ..core.threshold import std_threshold
 from ..core.title import pick_title
 from .cepr import PAPER_ALPHA, CEPRParams, histogram
-from .nce import ElementTable, NCEParams, comment_start
+from ..core.region import DomTable
+from .nce import NCEParams, comment_start
 
 __all__ = ["ArticleParams", "NON_ARTICLE_TAGS", "body_evidence", "body_subtree", "run"]
 
@@ -205,7 +206,7 @@ def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars:
     return int(found[0]) + after + 1 if found.size else None
 
 
-def body_subtree(table: ElementTable, good: np.ndarray, bad: np.ndarray, beta: float, start: int | None) -> int:
+def body_subtree(table: DomTable, good: np.ndarray, bad: np.ndarray, beta: float, start: int | None) -> int:
     """Step 3: the body subtree, an element index of *table*.
 
     :param good: float ``(N,)`` characters of body evidence per text node (0 elsewhere).
@@ -240,30 +241,7 @@ def story_path(path_ids: np.ndarray, good: np.ndarray, n_paths: int) -> int:
     return int(np.argmax(np.bincount(path_ids, weights=good, minlength=n_paths)))
 
 
-def _covered(table: ElementTable, roots: np.ndarray) -> np.ndarray:
-    """bool ``(E,)``: the element lies in the subtree of an element flagged in *roots*."""
-    idx = np.flatnonzero(roots)
-    mark = np.zeros(len(table) + 1, dtype=np.int64)
-    np.add.at(mark, idx, 1)
-    np.add.at(mark, table.end[idx], -1)
-    return np.cumsum(mark[:-1]) > 0
-
-
-def _inside(table: ElementTable, tags: frozenset[str], below: int) -> np.ndarray:
-    """bool ``(E,)``: the element lies in a subtree rooted at a descendant of *below*
-    whose tag is in *tags* (the root itself and its ancestors never count)."""
-    n = len(table)
-    roots = np.fromiter((t in tags for t in table.tags), dtype=bool, count=n)
-    roots[: below + 1] = False  # ancestors precede *below* in pre-order
-    roots[table.end[below] :] = False
-    idx = np.flatnonzero(roots)
-    mark = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(mark, idx, 1)
-    np.add.at(mark, table.end[idx], -1)
-    return np.cumsum(mark[:-1]) > 0
-
-
-def record_lists(table: ElementTable, min_records: int = 3, keep_runs: tuple[int, ...] = ()) -> np.ndarray:
+def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ...] = ()) -> np.ndarray:
     """Comment records, bool ``(E,)``: elements that are one of at least *min_records*
     consecutive siblings with the same tag and the same sequence of child tags (at least
     two children, one of them or a descendant a link), the repeated structure of a
@@ -396,7 +374,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     chars = page.char_counts.astype(np.float64)
     evidence = body_evidence(h_smoothed, tau, page.in_link, params.content_level)
     keep = np.ones(n, dtype=bool)
-    table = ElementTable(page)
+    table = DomTable(page)
     in_records = np.zeros(n, dtype=bool)
     if params.comments and len(table):
         starts_of_body = []
@@ -409,7 +387,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             first = _anchor_node(evidence, page.char_counts, title_index, params.anchor_min_chars)
             if first is not None and not any(title_index < h < first for _, h, _ in page.headings):
                 starts_of_body.append(int(table.owner[first]))
-        in_records = _covered(table, record_lists(table, keep_runs=tuple(starts_of_body)))[table.owner]
+        in_records = table.covered(record_lists(table, keep_runs=tuple(starts_of_body)))[table.owner]
         evidence &= ~in_records
     u = 0
     if params.region and len(table):
@@ -452,7 +430,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         if not params.captions:
             tags = tags | FIGURE_TAGS
         if tags:
-            keep &= ~_inside(table, tags, u)[table.owner]
+            keep &= ~table.covered(table.descendants_tagged(u, tags))[table.owner]
     starts, ends = _block_ranges(page.blocks)
     if params.boilerplate and params.link_density < 1.0:
         link_chars = np.add.reduceat(chars * page.in_link, starts)
