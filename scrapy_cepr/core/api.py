@@ -36,8 +36,9 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-ar
           ``title_min_words``, ``title_max_words``, ``title_overlap`` (fitted by
           ``benchmarks/fit_nce.py``);
         * CEPR-Article: SETPR's ``alpha``, ``lambda_``, ``radius``, ``edges``, plus
-          ``content_level=0.75``, ``boilerplate_weight=0.5``, ``anchor_min_chars=30``,
-          ``link_density=0.5`` and the step switches ``anchor``, ``region``,
+          ``content_level=0.75``, ``boilerplate_weight=0.5``, ``anchor_min_chars=50``,
+          ``link_density=0.6``, ``story_path_weight=0.0``, ``story_continues=0.25``,
+          ``orphan_chars=60`` and the step switches ``anchor``, ``region``,
           ``pre_title``, ``boilerplate``, ``captions=False``, ``duplicates``, ``comments``;
         * CEDST (Zhang et al. 2018): ``gamma=2``, ``top_keywords=5``, ``topic_overlap=2``,
           ``stop_languages="all"``, ``weight_topic``/``weight_cluster``/

@@ -43,7 +43,8 @@ a parameter, see ``benchmarks/ablation.py``):
 5. **Boilerplate inside the region** (CEDST, Zhang et al. 2018, Sec. 3.3, the
    hyperlink evidence, Eq. 10, taken per display block as in :mod:`.cedst`; NCE's
    ``F_{u,α}`` link-density filter): a display block (line) whose share of characters
-   inside ``<a>`` exceeds ``link_density`` is dropped (related-link lists, "Read more
+   inside ``<a>`` exceeds ``link_density`` (0.6, NCE's α as fitted in :mod:`.nce`) is
+   dropped (related-link lists, "Read more
    »" lines, tag lists). Elements whose HTML semantics say "not the article" are dropped
    when they lie inside the region: ``nav``, ``aside``, ``footer``, ``menu``, ``form``
    and form controls (``button``, ``select``, ``option``, ``label``, ``input``,
@@ -152,8 +153,8 @@ class ArticleParams:
     edges: str = "keep"
     content_level: float = 0.75
     boilerplate_weight: float = 0.5
-    anchor_min_chars: int = 30
-    link_density: float = 0.5
+    anchor_min_chars: int = 50
+    link_density: float = 0.6
     anchor: bool = True
     region: bool = True
     pre_title: bool = True
