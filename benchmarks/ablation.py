@@ -28,6 +28,7 @@ from scrapy_cepr.methods import get_method
 VARIANTS: list[tuple[str, str, str, dict]] = [
     ("cepr-article (all steps)", "", "cepr-article", {}),
     ("- headline anchor", "Wang et al. 2009, body near the title", "cepr-article", {"anchor": False}),
+    ("- sentence anchor", "Wang et al. 2009: the body, not the dateline, starts below the title", "cepr-article", {"anchor_sentence": False}),
     ("- body subtree", "Wang et al. 2009 T_BODY / NCE separator node", "cepr-article", {"region": False}),
     ("- story path (step 3b)", "CEPR: one article, one paragraph path", "cepr-article", {"story_path_weight": 1.0}),
     ("- drop text before the headline", "Wang et al. 2009, body below the title", "cepr-article", {"pre_title": False}),

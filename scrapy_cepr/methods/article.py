@@ -19,9 +19,12 @@ a parameter, see ``benchmarks/ablation.py``):
 2. **Headline anchor** (Wang et al., WWW 2009, Sec. 3.1.3, observation 1: "the top
    border of news bodies [is] inside the first screen … a news body is unlikely to be
    far away from the news title"). The title node comes from
-   :func:`..core.title.pick_title`; the *anchor* is the first text node after it that is
-   body evidence with at least ``anchor_min_chars`` characters. Without a displayed
-   headline (or no evidence after it) the whole tree is searched.
+   :func:`..core.title.pick_title` (when the title comes from the ``<head>``, the text
+   node that shows it, :func:`displayed_headline`); the *anchor* is the first text node
+   after it that is body evidence with at least ``anchor_min_chars`` characters, or,
+   when at most 3 lines of evidence (a dateline, a byline) lie above it, the first such
+   node whose line ends a sentence (``anchor_sentence``). Without a displayed headline
+   (or no evidence after it) the whole tree is searched.
 3. **Body subtree** (Wang et al. 2009, Sec. 3.1: the *body subtree* T_BODY, the one DOM
    subtree that holds the whole news body; NCE's separator node, Laber et al. 2009,
    Phase 1, plays the same role). Among the ancestors of the anchor, the element u
@@ -106,6 +109,8 @@ NON_ARTICLE_TAGS = frozenset(
 )
 #: Image figures and their captions (dropped unless ``captions=True``).
 FIGURE_TAGS = frozenset(["figure", "figcaption"])
+_SENTENCE_END = frozenset(".!?…。！？")
+_CLOSERS = "\"'”’»)] "
 #: Repeated display blocks shorter than this (characters) are kept ("Share", "Reply").
 _MIN_REPEATED_CHARS = 21
 
@@ -137,6 +142,7 @@ class ArticleParams:
     :param story_continues: ≥ 0, step 8: a comment cut is refused when the story's
         paragraph path holds at least this share of its evidence characters after the
         cut (0: never refused).
+    :param anchor_sentence: step 2 prefers an anchor whose line ends a sentence.
     :param anchor: step 2 on/off (off: the region is the best subtree of the page).
     :param region: step 3 on/off (off: the whole page is the region).
     :param pre_title: step 4 on/off.
@@ -165,6 +171,7 @@ class ArticleParams:
     story_continues: float = 0.25
     story_path_weight: float = 0.0
     orphan_chars: int = 60
+    anchor_sentence: bool = True
 
     def __post_init__(self) -> None:
         if self.alpha is not None:
@@ -179,7 +186,7 @@ class ArticleParams:
         object.__setattr__(self, "story_continues", check_real("story_continues", self.story_continues))
         object.__setattr__(self, "orphan_chars", check_int("orphan_chars", self.orphan_chars, 0, 10**9))
         object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
-        for name in ("anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments"):
+        for name in ("anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {value!r}")
@@ -199,6 +206,42 @@ def body_evidence(h_smoothed: np.ndarray, tau: float, in_link: np.ndarray, level
     h = np.maximum(np.asarray(h_smoothed, dtype=np.float64), 0.0)
     ok = np.log1p(h) >= level * np.log1p(max(tau, 0.0)) - 1e-12
     return ok & ~np.asarray(in_link, dtype=bool)
+
+
+def displayed_headline(page: Page, title: str | None) -> int | None:
+    """The text node showing *title* when the title came from the ``<head>`` (no ``h1``–``h3``
+    matched it): the first text node outside links equal to it, ignoring case and
+    spaces, else None. A headline in a styled ``<div>`` is still the anchor of step 2.
+
+    >>> page = Page.from_html("<html><body><div>Storm hits coast</div><p>Text.</p></body></html>")
+    >>> displayed_headline(page, "storm hits  coast"), displayed_headline(page, "Other")
+    (0, None)
+    """
+    if not title:
+        return None
+    wanted = " ".join(title.split()).casefold()
+    size = len(wanted)
+    chars = page.char_counts
+    for i in np.flatnonzero((chars == size) & ~page.in_link).tolist():
+        if page.texts[i].casefold() == wanted:
+            return int(i)
+    return None
+
+
+def _ends_sentence(texts: list[str], blocks: np.ndarray) -> np.ndarray:
+    """bool ``(N,)``: the node's display block (line) ends with a sentence mark (``. ! ?
+    …`` and the CJK ones), closing quotes and brackets aside.
+
+    >>> _ends_sentence(["He", "left.", "Updated: 11:02", "“Yes!”", "好。"], np.array([1, 1, 2, 3, 4])).tolist()
+    [True, True, False, True, True]
+    """
+    n = len(texts)
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    last = np.flatnonzero(np.append(blocks[1:] != blocks[:-1], True))  # last node of each line
+    ends = np.fromiter(((texts[i].rstrip(_CLOSERS)[-1:] in _SENTENCE_END) for i in last.tolist()), dtype=bool, count=last.size)
+    line = np.cumsum(np.concatenate(([0], blocks[1:] != blocks[:-1])))
+    return ends[line]
 
 
 def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars: int) -> int | None:
@@ -313,7 +356,6 @@ def _story_continues(page: Page, evidence: np.ndarray, cut: int, share: float) -
     return float(chars[after].sum()) >= share * float(per_path[story])
 
 
-_SENTENCE_END = frozenset(".!?…。！？")
 
 
 def orphan_headings(page: Page, region: np.ndarray, keep: np.ndarray, starts: np.ndarray, ends: np.ndarray, max_chars: int) -> np.ndarray:
@@ -341,7 +383,7 @@ def orphan_headings(page: Page, region: np.ndarray, keep: np.ndarray, starts: np
     for b, a in zip(kept_idx.tolist(), after.tolist()):
         if a <= 0 or size[b] >= max_chars:
             continue
-        last = texts[int(ends[b]) - 1].rstrip("\"'”’»)] ")
+        last = texts[int(ends[b]) - 1].rstrip(_CLOSERS)
         if last and last[-1] in _SENTENCE_END:
             continue
         out[starts[b] : ends[b]] = True
@@ -367,6 +409,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     used["alpha"] = alpha
     title, title_index = pick_title(page)
     n = len(page)
+    headline = title_index if title_index is not None else displayed_headline(page, title)
     if n == 0:
         return Extraction(title=title, body="", method="cepr-article", params=used, url=page.url)
     cepr = CEPRParams(alpha=alpha, lambda_=params.lambda_, radius=params.radius, edges=params.edges)
@@ -379,27 +422,36 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     in_records = np.zeros(n, dtype=bool)
     if params.comments and len(table):
         starts_of_body = []
-        if title_index is not None:
+        if headline is not None:
             # The first sentence-sized text below the headline starts the body, and so
             # does its first evidence unless a heading (a comment section's) comes first.
-            first = _anchor_node(~page.in_link, page.char_counts, title_index, params.anchor_min_chars)
+            first = _anchor_node(~page.in_link, page.char_counts, headline, params.anchor_min_chars)
             if first is not None:
                 starts_of_body.append(int(table.owner[first]))
-            first = _anchor_node(evidence, page.char_counts, title_index, params.anchor_min_chars)
-            if first is not None and not any(title_index < h < first for _, h, _ in page.headings):
+            first = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
+            if first is not None and not any(headline < h < first for _, h, _ in page.headings):
                 starts_of_body.append(int(table.owner[first]))
         in_records = table.covered(record_lists(table, keep_runs=tuple(starts_of_body)))[table.owner]
         evidence &= ~in_records
     u = 0
     if params.region and len(table):
         start = None
-        if params.anchor and title_index is not None:
-            start = _anchor_node(evidence, page.char_counts, title_index, params.anchor_min_chars)
+        if params.anchor and headline is not None:
+            # A sentence (a paragraph of the story), not a dateline or a byline.
+            start = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
+            if params.anchor_sentence and start is not None:
+                # Prefer a sentence (a paragraph of the story) to a dateline or byline
+                # line, if no more than 3 lines of evidence lie above it.
+                sentence = _anchor_node(evidence & _ends_sentence(page.texts, page.blocks), page.char_counts, headline, params.anchor_min_chars)
+                if sentence is not None:
+                    lines = np.unique(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]]).size
+                    if lines <= 3:
+                        start = sentence
             if start is None:
                 # No evidence below the headline (H' is dominated by other blocks): every
                 # text outside links and comment records counts, as when σ(H') = 0.
                 plain = ~page.in_link & ~in_records
-                start = _anchor_node(plain, page.char_counts, title_index, params.anchor_min_chars)
+                start = _anchor_node(plain, page.char_counts, headline, params.anchor_min_chars)
                 if start is not None:
                     evidence = plain
         good = np.where(evidence, chars, 0.0)
@@ -415,10 +467,10 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             keep[table.first_text[u] : table.last_text[u] + 1] = True
         logger.debug("article region: <%s> with %d text nodes", table.tags[u], int(keep.sum()))
     region_keep = keep.copy()
-    if params.pre_title and title_index is not None:
-        end = title_index + 1
+    if params.pre_title and headline is not None:
+        end = headline + 1
         for _, first, stop in page.headings:
-            if first == title_index:
+            if first == headline:
                 end = stop
         # A "headline" with more body evidence above it than below it, inside the
         # region, is a heading of the story (a recipe card, a box), not the headline.
