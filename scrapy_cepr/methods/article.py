@@ -228,20 +228,25 @@ def displayed_headline(page: Page, title: str | None) -> int | None:
     return None
 
 
-def _ends_sentence(texts: list[str], blocks: np.ndarray) -> np.ndarray:
-    """bool ``(N,)``: the node's display block (line) ends with a sentence mark (``. ! ?
-    …`` and the CJK ones), closing quotes and brackets aside.
+def _sentence_anchor(page: Page, candidates: np.ndarray, after: int) -> int | None:
+    """The first of the *candidates* (bool ``(N,)``) after index *after* whose display
+    block (line) ends with a sentence mark (``. ! ? …`` and the CJK ones), closing
+    quotes and brackets aside; None if there is none.
 
-    >>> _ends_sentence(["He", "left.", "Updated: 11:02", "“Yes!”", "好。"], np.array([1, 1, 2, 3, 4])).tolist()
-    [True, True, False, True, True]
+    >>> page = Page.from_html("<p>Updated: 11:02 today</p><p>He <a href=#>left</a> the town.</p>")
+    >>> _sentence_anchor(page, np.array([True, True, False, True]), -1)
+    1
     """
+    blocks = page.blocks
+    texts = page.texts
     n = len(texts)
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    last = np.flatnonzero(np.append(blocks[1:] != blocks[:-1], True))  # last node of each line
-    ends = np.fromiter(((texts[i].rstrip(_CLOSERS)[-1:] in _SENTENCE_END) for i in last.tolist()), dtype=bool, count=last.size)
-    line = np.cumsum(np.concatenate(([0], blocks[1:] != blocks[:-1])))
-    return ends[line]
+    for i in (np.flatnonzero(candidates[after + 1 :]) + after + 1).tolist():
+        last = i
+        while last + 1 < n and blocks[last + 1] == blocks[i]:
+            last += 1
+        if texts[last].rstrip(_CLOSERS)[-1:] in _SENTENCE_END:
+            return i
+    return None
 
 
 def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars: int) -> int | None:
@@ -442,7 +447,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             if params.anchor_sentence and start is not None:
                 # Prefer a sentence (a paragraph of the story) to a dateline or byline
                 # line, if no more than 3 lines of evidence lie above it.
-                sentence = _anchor_node(evidence & _ends_sentence(page.texts, page.blocks), page.char_counts, headline, params.anchor_min_chars)
+                sentence = _sentence_anchor(page, evidence & (page.char_counts >= params.anchor_min_chars), headline)
                 if sentence is not None:
                     lines = np.unique(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]]).size
                     if lines <= 3:
