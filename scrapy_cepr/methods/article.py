@@ -309,33 +309,38 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     candidates = np.flatnonzero((kids >= 2) & (table.link_chars > 0))
     if candidates.size < min_records:
         return out
-    # The previous sibling of every element (-1 for a first child): siblings follow each
-    # other in pre-order, so sort by (parent, index).
-    order = np.lexsort((np.arange(n), parent))
-    prev_sib = np.full(n, -1, dtype=np.int64)
-    same = parent[order[1:]] == parent[order[:-1]]
-    prev_sib[order[1:][same]] = order[:-1][same]
-    elements = table.elements
-    signature: dict[int, tuple] = {}
-    run: dict[int, int] = {}
-    for i in candidates.tolist():
-        el = elements[i]
-        sig = (el.tag, tuple(c.tag for c in el))
-        signature[i] = sig
-        prev = int(prev_sib[i])
-        run[i] = run[prev] if signature.get(prev) == sig else i
-    ids = np.fromiter(run.values(), dtype=np.int64, count=len(run))
-    members = np.fromiter(run.keys(), dtype=np.int64, count=len(run))
-    size = np.bincount(ids, minlength=n)
-    ok = size[ids] >= min_records
+    # Siblings, grouped by parent in document order: sort by (parent, index).
+    idx = np.arange(n, dtype=np.int64)
+    order = np.lexsort((idx, parent))
+    par = parent[order]
+    first_of_group = np.concatenate(([True], par[1:] != par[:-1]))
+    rank = idx - np.maximum.accumulate(np.where(first_of_group, idx, 0))
+    # The sequence of child tags, hashed: Σ (code(tag)+1)·B^rank (mod 2^64) per parent.
+    codes: dict[str, int] = {}
+    tag_code = np.fromiter((codes.setdefault(t, len(codes)) for t in table.tags), np.int64, n)
+    with np.errstate(over="ignore"):
+        weight = (tag_code[order] + 1).astype(np.uint64) * np.power(np.uint64(1_000_003), rank.astype(np.uint64))
+    child_hash = np.zeros(n, dtype=np.uint64)
+    has_parent = par >= 0
+    np.add.at(child_hash, par[has_parent], weight[has_parent])
+    candidate = np.zeros(n, dtype=bool)
+    candidate[candidates] = True
+    # In sorted order, element k continues the run of k-1 when both are candidates,
+    # siblings, and have the same tag, number of children and child-tag hash.
+    a, b = order[1:], order[:-1]
+    link = (~first_of_group[1:]) & candidate[a] & candidate[b] & (tag_code[a] == tag_code[b]) & (kids[a] == kids[b]) & (child_hash[a] == child_hash[b])
+    run_sorted = np.cumsum(np.concatenate(([True], ~link)))
+    run = np.empty(n, dtype=np.int64)
+    run[order] = run_sorted
+    size = np.bincount(run[candidate], minlength=run_sorted[-1] + 1)
+    record = candidate & (size[run] >= min_records)
     for e in keep_runs:
         # A run that holds the start of the body is the body's own layout.
-        while e >= 0 and (run.get(e) is None or size[run[e]] < min_records):
+        while e >= 0 and not record[e]:
             e = int(parent[e])
         if e >= 0:
-            ok &= ids != run[e]
-    out[members[ok]] = True
-    return out
+            record &= run != run[e]
+    return record
 
 
 def _story_continues(page: Page, evidence: np.ndarray, cut: int, share: float) -> bool:
