@@ -316,8 +316,8 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     first_of_group = np.concatenate(([True], par[1:] != par[:-1]))
     rank = idx - np.maximum.accumulate(np.where(first_of_group, idx, 0))
     # The sequence of child tags, hashed: Σ (code(tag)+1)·B^rank (mod 2^64) per parent.
-    codes: dict[str, int] = {}
-    tag_code = np.fromiter((codes.setdefault(t, len(codes)) for t in table.tags), np.int64, n)
+    codes = {t: i for i, t in enumerate(set(table.tags))}
+    tag_code = np.fromiter(map(codes.__getitem__, table.tags), np.int64, n)
     with np.errstate(over="ignore"):
         weight = (tag_code[order] + 1).astype(np.uint64) * np.power(np.uint64(1_000_003), rank.astype(np.uint64))
     child_hash = np.zeros(n, dtype=np.uint64)
