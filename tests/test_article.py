@@ -132,3 +132,13 @@ def test_unknown_parameter_is_named():
 def test_empty_page():
     result = extract("<html><body></body></html>")
     assert result.body == "" and result.method == "cepr-article"
+
+
+def test_basic_article_byline_and_sidebar_are_left_out():
+    # The story starts at the first sentence below the headline (step 2), so the byline
+    # "By Ana Lima, transport reporter" between them is not in the region; the body is the
+    # five paragraphs, as SETPR finds them.
+    html = read("article_basic.html")
+    body = extract(html).body.split("\n")
+    assert len(body) == 5 and body[0].startswith("The harbour bridge reopened on Monday morning")
+    assert body == extract(html, method="setpr").body.split("\n")

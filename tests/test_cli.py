@@ -329,3 +329,18 @@ def test_plot_not_html(capsys, tmp_path):
     pdf.write_bytes(FAKE_PDF)
     status, _, err = run(capsys, "plot", str(pdf), "-o", str(tmp_path / "x.png"))
     assert status == 1 and "not HTML" in err
+
+
+def test_evaluate_per_page_lists_the_worst_pages(capsys, tiny_corpus):
+    # Page "pdf" (not HTML: nothing extracted, F1 0) is the worst and shows its gold lines
+    # as missed (-); page "bridge" is extracted exactly by cepr-article (F1 1, nothing
+    # kept wrongly or missed).
+    status, out, err = run(capsys, "evaluate", str(tiny_corpus), "--method", "cepr-article", "--per-page", "2", "-q")
+    assert status == 0, err
+    report = out.split("cepr-article: 2 page(s) with the lowest F1")[1]
+    pdf, bridge = report.index("\npdf "), report.index("\nbridge ")
+    assert pdf < bridge  # worst first
+    assert "F1 0.000" in report[pdf:bridge] and "\n  - " in report[pdf:bridge]
+    assert "F1 1.000  P 1.000  R 1.000" in report[bridge:] and "\n  + " not in report[bridge:]
+    status, _, err = run(capsys, "evaluate", str(tiny_corpus), "--per-page", "-1")
+    assert status == 2 and "--per-page" in err
