@@ -16,6 +16,7 @@ Tracebacks are shown only with ``--verbose`` (``-v``).
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import logging
 import statistics
@@ -39,8 +40,11 @@ from .evaluation import (
     benchmark_counts,
     benchmark_summary,
     corpus_digest,
+    format_page_losses,
     load_corpus,
     macro_paper,
+    page_f1,
+    page_loss,
     paper_score,
 )
 from .methods import METHOD_NAMES, get_method
@@ -79,12 +83,15 @@ class InputError(Exception):
 # --------------------------------------------------------------------------- params
 
 
-def parse_value(text: str) -> int | float | str:
-    """A ``--param`` value: int if it parses as one, else float, else the string.
+def parse_value(text: str) -> int | float | str | bool:
+    """A ``--param`` value: ``true``/``false`` as a bool, int if it parses as one, else
+    float, else the string.
 
-    >>> parse_value("3"), parse_value("0.5"), parse_value("1e-3"), parse_value("pad")
-    (3, 0.5, 0.001, 'pad')
+    >>> parse_value("3"), parse_value("0.5"), parse_value("1e-3"), parse_value("pad"), parse_value("False")
+    (3, 0.5, 0.001, 'pad', False)
     """
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     for kind in (int, float):
         try:
             return kind(text)
@@ -239,6 +246,9 @@ class MethodResult:
     times_ms: list[float] = field(default_factory=list)
     failures: int = 0
     params: dict[str, Any] = field(default_factory=dict)
+    #: The pages with the lowest F1 (``worst=N`` of :func:`evaluate_methods`), as a heap
+    #: of ``(-f1, order, Sample, predicted body)``.
+    worst: list = field(default_factory=list, repr=False)
 
     @property
     def benchmark(self) -> dict[str, float]:
@@ -276,6 +286,7 @@ def evaluate_methods(
     progress: bool = False,
     total: int | None = None,
     paper: bool = True,
+    worst: int = 0,
 ) -> dict[str, MethodResult]:
     """Run every method on every sample (methods interleaved per page) and score them.
 
@@ -286,6 +297,8 @@ def evaluate_methods(
     :param total: number of pages, for the progress bar (None: unknown).
     :param paper: also compute the CEPR paper's scores (False leaves them empty: the
         quality gate needs only the benchmark metric).
+    :param worst: keep the *worst* pages with the lowest F1 per method, with their
+        predicted body, in :attr:`MethodResult.worst` (memory bounded by *worst*).
     :returns: ``{method: MethodResult}`` in the order of *methods*.
     :raises ValueError: unknown method or bad parameters (before any page is read).
     """
@@ -312,6 +325,9 @@ def evaluate_methods(
                 if not res.params:
                     res.params = dict(extraction.params)
             res.counts.append(benchmark_counts(body, sample.gold_body))
+            if worst:
+                entry = (-page_f1(res.counts[-1]), len(res.counts), sample, body)
+                (heapq.heappush if len(res.worst) < worst else heapq.heappushpop)(res.worst, entry)
             if paper:
                 res.paper_scores.append(paper_score(body, sample.gold_body))
     return results
@@ -374,6 +390,8 @@ def _cmd_evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         given = _given_params(args)
         if args.write_floor and given:
             raise ValueError("--write-floor pins the default parameters; drop the method parameters")
+        if args.per_page < 0:
+            raise ValueError(f"--per-page must be >= 0, got {args.per_page}")
         params = _params_per_method(methods, given)
     except ValueError as exc:
         parser.error(str(exc))
@@ -392,7 +410,7 @@ def _cmd_evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     progress = not args.quiet and sys.stderr.isatty()
     try:
         total = _count_pages(Path(args.corpus)) if progress else None
-        results = evaluate_methods(pages(), methods, params, progress=progress, total=total)
+        results = evaluate_methods(pages(), methods, params, progress=progress, total=total, worst=args.per_page)
     except ValueError as exc:  # a malformed JSON-lines record
         raise InputError(str(exc)) from exc
     n = next(iter(results.values())).benchmark["pages"] if results else 0
@@ -410,6 +428,9 @@ def _cmd_evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         sys.stdout.write("\n")
     else:
         sys.stdout.write(f"corpus: {args.corpus} ({n} pages)\n\n{_markdown_table(results)}\n")
+        for name, r in results.items() if args.per_page else ():
+            losses = [page_loss(s.id, s.url, body, s.gold_body) for _, _, s, body in sorted(r.worst, reverse=True)]
+            sys.stdout.write(f"\n{format_page_losses(name, losses)}\n")
     return 0
 
 
@@ -486,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("source", metavar="FILE|URL|-", help="an HTML file, an http(s) URL, or - for stdin")
     p.add_argument(
-        "--method", default="setpr", choices=METHOD_NAMES, help="extraction method (default: setpr)"
+        "--method", default="cepr-article", choices=METHOD_NAMES, help="extraction method (default: cepr-article)"
     )
     p.add_argument("--encoding", help="charset to try first when decoding the bytes")
     p.add_argument("--json", action="store_true", help="print Extraction.to_dict() as JSON")
@@ -514,6 +535,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--per-page",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also list, per method, the N pages with the lowest F1 and what it kept wrongly (+) and missed (-)",
+    )
     p.add_argument(
         "--write-floor",
         metavar="FILE",

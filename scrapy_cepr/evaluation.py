@@ -21,13 +21,17 @@ from .core.text import paper_tokens, word_tokens
 __all__ = [
     "CORPUS_ENV",
     "BenchmarkCounts",
+    "PageLoss",
     "PaperScore",
     "Sample",
     "benchmark_counts",
     "benchmark_summary",
     "corpus_digest",
     "load_corpus",
+    "format_page_losses",
     "macro_paper",
+    "page_f1",
+    "page_loss",
     "paper_score",
 ]
 
@@ -220,3 +224,88 @@ def corpus_digest(samples: Iterable[Sample]) -> str:
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
     return h.hexdigest()
+
+
+def page_f1(counts: BenchmarkCounts) -> float:
+    """One page's benchmark F1, ``2·tp / (2·tp + fp + fn)`` of its normalised shingle
+    counts (spec §6): 1 for an exact match, 0 when nothing is right.
+
+    >>> round(page_f1(BenchmarkCounts(0.5, 0.25, 0.25, False)), 4)
+    0.6667
+    """
+    denom = 2 * counts.tp + counts.fp + counts.fn
+    return 2 * counts.tp / denom if denom else 0.0
+
+
+@dataclass(frozen=True)
+class PageLoss:
+    """What a method got wrong on one page (see :func:`page_loss`).
+
+    ``f1``, ``precision``, ``recall`` are the page's benchmark scores in [0, 1];
+    ``kept`` the predicted lines that are (mostly) not in the gold body, ``missed`` the
+    gold lines that are (mostly) not in the prediction, each as short excerpts (at most
+    ``width`` characters), longest first.
+    """
+
+    id: str
+    url: str | None
+    f1: float
+    precision: float
+    recall: float
+    kept: list[str]
+    missed: list[str]
+
+
+def _line_misses(lines: Iterable[str], other: str, n: int = 4) -> list[str]:
+    """The *lines* whose 4-token shingles are mostly (over half) absent from *other*."""
+    target = set(_shingles(other, n))
+    out = []
+    for line in lines:
+        own = _shingles(line, n)
+        total = sum(own.values())
+        if total and sum(v for k, v in own.items() if k in target) * 2 < total:
+            out.append(line.strip())
+    return out
+
+
+def _excerpt(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def page_loss(sample_id: str, url: str | None, predicted: str, gold: str, *, excerpts: int = 3, width: int = 100) -> PageLoss:
+    """Where the prediction of one page differs from its gold body, line by line.
+
+    A predicted line is *kept* wrongly when most of its 4-token shingles (the benchmark's
+    unit, spec §6) are not in the gold body; a gold line is *missed* when most of its
+    shingles are not in the prediction. At most *excerpts* of each, longest first, cut to
+    *width* characters.
+
+    >>> loss = page_loss("p1", None, "Story one two three four.\\nShare this on your feed now",
+    ...                  "Story one two three four.\\nA second paragraph of the story here.")
+    >>> loss.kept, loss.missed
+    (['Share this on your feed now'], ['A second paragraph of the story here.'])
+    >>> round(loss.f1, 3)   # 2 shingles right, 6 wrong, 7 missed: 4 / 17
+    0.235
+    """
+    counts = benchmark_counts(predicted, gold)
+    p = counts.tp / (counts.tp + counts.fp) if counts.tp + counts.fp else 0.0
+    r = counts.tp / (counts.tp + counts.fn) if counts.tp + counts.fn else 0.0
+    kept = sorted(_line_misses(predicted.splitlines(), gold), key=len, reverse=True)[:excerpts]
+    missed = sorted(_line_misses(gold.splitlines(), predicted), key=len, reverse=True)[:excerpts]
+    return PageLoss(
+        sample_id, url, page_f1(counts), p, r, [_excerpt(t, width) for t in kept], [_excerpt(t, width) for t in missed]
+    )
+
+
+def format_page_losses(method: str, losses: Sequence[PageLoss]) -> str:
+    """A plain-text report of *losses* (worst first): per page its id, URL, F1/P/R and
+    the excerpts it kept wrongly (``+``) and missed (``-``)."""
+    lines = [f"{method}: {len(losses)} page(s) with the lowest F1"]
+    for loss in losses:
+        lines.append(
+            f"\n{loss.id[:16]}  F1 {loss.f1:.3f}  P {loss.precision:.3f}  R {loss.recall:.3f}  {loss.url or ''}"
+        )
+        lines.extend(f"  + {t}" for t in loss.kept)
+        lines.extend(f"  - {t}" for t in loss.missed)
+    return "\n".join(lines)

@@ -156,7 +156,7 @@ class InlineExecutor(Executor):
 
     name = "inline"
 
-    def __init__(self, *, method: str = "setpr", **kwargs: Any) -> None:
+    def __init__(self, *, method: str = "cepr-article", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.method = method
 
@@ -189,7 +189,7 @@ class _PoolExecutor(Executor):
     """Shared logic of the thread and process pools (see the module docstring)."""
 
     def __init__(self, *, max_workers: int = 1, timeout: float = 30.0, worker: Worker = extract_page,
-                 on_restart: Callable[[str], None] | None = None, method: str = "setpr") -> None:
+                 on_restart: Callable[[str], None] | None = None, method: str = "cepr-article") -> None:
         super().__init__(timeout=timeout, worker=worker, on_restart=on_restart)
         if max_workers < 1:
             raise ValueError(f"max_workers must be an int >= 1, got {max_workers!r}")
@@ -485,7 +485,7 @@ class LazyPoolExecutor(Executor):
         self.pool.shutdown()
 
 
-def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, method: str = "setpr",
+def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, method: str = "cepr-article",
                   start_method: str = "spawn", worker: Worker = extract_page,
                   on_restart: Callable[[str], None] | None = None,
                   pool_after_seconds: float | None = None) -> Executor:

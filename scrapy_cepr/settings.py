@@ -67,7 +67,7 @@ _PREFIX = "CEPR_"
 #: method parameters are listed by :func:`method_settings`.
 SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
     ("CEPR_ENABLED", "True", "Switch the extension off with False (the pipeline and middleware raise NotConfigured)."),
-    ("CEPR_METHOD", '"setpr"', "Extraction method: " + ", ".join(METHOD_NAMES) + "."),
+    ("CEPR_METHOD", '"cepr-article"', "Extraction method: " + ", ".join(METHOD_NAMES) + "."),
     ("CEPR_ALPHA", "None", "CEPR threshold factor α of τ = α·σ(H'); None = the paper's value (TPR 1.7, ETPR 0.7, SETPR 0.8)."),
     ("CEPR_LAMBDA", "1.0", "CEPR-SETPR λ ≥ 0 of the tag-path weight 1/dist^λ."),
     ("CEPR_RADIUS", "1", "CEPR-SETPR smoothing window radius r ≥ 0 (window 2r+1 text nodes)."),
@@ -139,7 +139,7 @@ class CEPRConfig:
     """
 
     enabled: bool = True
-    method: str = "setpr"
+    method: str = "cepr-article"
     params: tuple[tuple[str, Any], ...] = ()
     html_field: str = "html"
     url_field: str = "url"
@@ -243,7 +243,7 @@ class CEPRConfig:
         ('CEPR_RADIUS',)
         """
         get = settings.get
-        method = method or get("CEPR_METHOD", "setpr")
+        method = method or get("CEPR_METHOD", "cepr-article")
         if method not in METHOD_NAMES:
             raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {method!r}")
         spec = get_method(method)

@@ -59,7 +59,7 @@ def run(capsys, *argv):
 
 
 def test_extract_prints_title_then_body(capsys):
-    status, out, err = run(capsys, "extract", str(FIXTURE))
+    status, out, err = run(capsys, "extract", str(FIXTURE), "--method", "setpr")
     assert status == 0, err
     assert out == TITLE + "\n\n" + "\n".join(ARTICLE) + "\n"
 
@@ -78,7 +78,7 @@ def test_extract_json(capsys, method):
 
 
 def test_extract_nodes_records(capsys):
-    status, out, _ = run(capsys, "extract", str(FIXTURE), "--nodes")
+    status, out, _ = run(capsys, "extract", str(FIXTURE), "--method", "setpr", "--nodes")
     assert status == 0
     nodes = json.loads(out)["nodes"]
     # Text nodes by hand: 5 menu links, h1, byline, 5 paragraphs, h3, 3 sidebar links,
@@ -105,6 +105,8 @@ def test_extract_method_params(capsys):
         capsys,
         "extract",
         str(FIXTURE),
+        "--method",
+        "setpr",
         "--json",
         "--nodes",
         "--alpha",
@@ -180,7 +182,7 @@ def test_console_script_reads_stdin():
     exe = shutil.which("scrapy-cepr")
     argv = [exe] if exe else [sys.executable, "-m", "scrapy_cepr.cli"]
     proc = subprocess.run(
-        [*argv, "extract", "-", "--json"],
+        [*argv, "extract", "-", "--method", "setpr", "--json"],
         input=FIXTURE.read_bytes(),
         capture_output=True,
         check=False,
@@ -197,7 +199,7 @@ def test_extract_from_local_url(capsys):
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_port}/{FIXTURE.name}"
-        status, out, err = run(capsys, "extract", url, "--json")
+        status, out, err = run(capsys, "extract", url, "--method", "setpr", "--json")
         assert status == 0, err
         data = json.loads(out)
         assert data["url"] == url and data["body"].split("\n") == ARTICLE
@@ -327,3 +329,18 @@ def test_plot_not_html(capsys, tmp_path):
     pdf.write_bytes(FAKE_PDF)
     status, _, err = run(capsys, "plot", str(pdf), "-o", str(tmp_path / "x.png"))
     assert status == 1 and "not HTML" in err
+
+
+def test_evaluate_per_page_lists_the_worst_pages(capsys, tiny_corpus):
+    # Page "pdf" (not HTML: nothing extracted, F1 0) is the worst and shows its gold lines
+    # as missed (-); page "bridge" is extracted exactly by cepr-article (F1 1, nothing
+    # kept wrongly or missed).
+    status, out, err = run(capsys, "evaluate", str(tiny_corpus), "--method", "cepr-article", "--per-page", "2", "-q")
+    assert status == 0, err
+    report = out.split("cepr-article: 2 page(s) with the lowest F1")[1]
+    pdf, bridge = report.index("\npdf "), report.index("\nbridge ")
+    assert pdf < bridge  # worst first
+    assert "F1 0.000" in report[pdf:bridge] and "\n  - " in report[pdf:bridge]
+    assert "F1 1.000  P 1.000  R 1.000" in report[bridge:] and "\n  + " not in report[bridge:]
+    status, _, err = run(capsys, "evaluate", str(tiny_corpus), "--per-page", "-1")
+    assert status == 2 and "--per-page" in err

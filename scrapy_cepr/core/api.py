@@ -11,14 +11,15 @@ from .result import Extraction
 __all__ = ["extract"]
 
 
-def extract(html: str | bytes, *, url: str | None = None, method: str = "setpr", encoding: str | None = None, **params: Any) -> Extraction:
+def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-article", encoding: str | None = None, **params: Any) -> Extraction:
     """Extract the title and the main content (body) of a news page.
 
     :param html: the page as ``str`` or ``bytes`` (bytes are decoded with w3lib: BOM,
         *encoding*, ``<meta charset>``, then UTF-8 with replacement characters).
     :param url: the page's URL, copied into the result.
-    :param method: one of :data:`scrapy_cepr.METHOD_NAMES`; default ``"setpr"``
-        (CEPR-SETPR, Wu et al. 2013).
+    :param method: one of :data:`scrapy_cepr.METHOD_NAMES`; default ``"cepr-article"``
+        (SETPR's H' in the headline-anchored body subtree,
+        :mod:`scrapy_cepr.methods.article`); ``"setpr"`` is CEPR-SETPR as published.
     :param encoding: charset from the transport (the HTTP header), tried before
         ``<meta charset>``.
     :param params: the method's parameters (``get_method(method).param_names()``), each
@@ -34,6 +35,11 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "setpr",
           ``comment_similarity``, ``comment_window``, ``comment_min_words``,
           ``title_min_words``, ``title_max_words``, ``title_overlap`` (fitted by
           ``benchmarks/fit_nce.py``);
+        * CEPR-Article: SETPR's ``alpha``, ``lambda_``, ``radius``, ``edges``, plus
+          ``content_level=0.75``, ``boilerplate_weight=0.5``, ``anchor_min_chars=50``,
+          ``link_density=0.6``, ``story_path_weight=0.0``, ``story_continues=0.25``,
+          ``orphan_chars=60`` and the step switches ``anchor``, ``region``,
+          ``pre_title``, ``boilerplate``, ``captions=False``, ``duplicates``, ``comments``;
         * CEDST (Zhang et al. 2018): ``gamma=2``, ``top_keywords=5``, ``topic_overlap=2``,
           ``stop_languages="all"``, ``weight_topic``/``weight_cluster``/
           ``weight_variance``/``weight_link=0.9``, ``siblings="container"``,

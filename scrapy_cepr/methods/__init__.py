@@ -26,6 +26,7 @@ _REGISTRY: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
     "cetr-tm": ("cetr", "CETRParams", "run", {"variant": "cetr-tm"}, "CETR-TM: tag ratios per line, threshold on smoothed TR"),
     "nce": ("nce", "NCEParams", "run", {}, "NCE: separator node, comment removal, title search (Laber et al. 2009)"),
     "cedst": ("cedst", "CEDSTParams", "run", {}, "CEDST: Dempster-Shafer fusion with a topic feature (Zhang et al. 2018)"),
+    "cepr-article": ("article", "ArticleParams", "run", {}, "CEPR-Article: SETPR's H' in the body subtree below the headline, comments and boilerplate removed (default)"),
 }
 
 #: Names accepted by ``extract(method=...)``, ``CEPR_METHOD`` and ``--method``.
