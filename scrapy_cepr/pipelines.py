@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import MutableMapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -116,8 +117,11 @@ class CEPRPipeline:
             raise ValueError(f"CEPR_EXECUTOR={c.executor!r} needs Scrapy's asyncio reactor (TWISTED_REACTOR="
                              "'twisted.internet.asyncioreactor.AsyncioSelectorReactor', the default); "
                              "use CEPR_EXECUTOR='inline' with other reactors")
+        worker = type(self).worker
+        if c.extra_formats or c.metadata or c.byline != "keep":  # a picklable partial of the module function
+            worker = partial(worker, formats=c.extra_formats, metadata=c.metadata, byline=c.byline)
         self.executor = make_executor(c.executor, max_workers=c.max_workers, timeout=c.timeout, method=c.method,
-                                      start_method=c.start_method, worker=type(self).worker,
+                                      start_method=c.start_method, worker=worker,
                                       on_restart=self._on_restart)
         await self.executor.start()
         logger.info("CEPR: method %s %s, executor %s (%s), timeout %g s", c.method, c.params_dict or "(defaults)",
@@ -185,6 +189,9 @@ class CEPRPipeline:
             self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)
             self._set(item, adapter, "title_field", result["title"])
             self._set(item, adapter, "body_field", result["body"])
+            for name in ("body_html", "body_markdown", "metadata"):  # CEPR_BODY_FORMATS, CEPR_METADATA
+                if name in result:
+                    adapter[name] = result[name]
             if result["body"]:
                 self.stats.inc_value("cepr/cleaned")
             else:
@@ -265,6 +272,12 @@ def _missing_field_message(cls: type, config: CEPRConfig) -> str | None:
     if names is None:  # dict-like: any field
         return None
     attrs = ["title_field", "body_field", "error_field"] + (["html_field"] if config.keep_html else [])
+    extra = [("body_" + f, "CEPR_BODY_FORMATS") for f in config.extra_formats]
+    extra += [("metadata", "CEPR_METADATA")] if config.metadata else []
+    for field, setting in extra:  # fields of CEPR_BODY_FORMATS and CEPR_METADATA
+        if field not in names:
+            return (f"item class {cls.__module__}.{cls.__qualname__} has no field {field!r} ({setting}); "
+                    f"declare it (e.g. `{field} = scrapy.Field()`) or change {setting}")
     for attr in attrs:
         field = getattr(config, attr)
         if field not in names:

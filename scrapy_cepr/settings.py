@@ -15,6 +15,7 @@ of the chosen method is refused (it is a typo, or belongs to another method).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import multiprocessing
@@ -68,6 +69,9 @@ SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
     ("CEPR_TIMEOUT", "30.0", "Seconds a page may take in a thread/process worker, counted from its submission (so including the wait behind at most one page), before it is abandoned and recorded (> 0)."),
     ("CEPR_MAX_HTML_BYTES", "10000000", "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit."),
     ("CEPR_MAX_PENDING_PAGES", "1000", "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD."),
+    ("CEPR_BODY_FORMATS", '("text",)', 'Body formats written to the item: "text" (CEPR_BODY_FIELD, always), "html" (field body_html: clean, safe HTML with absolute links and images) and "markdown" (field body_markdown). A list, or on the command line a JSON list or comma-separated names.'),
+    ("CEPR_METADATA", "False", "Write the article's metadata (authors, dates, language, description, lead image, canonical URL, site name, section, tags and their sources) to the item field metadata, as a dict."),
+    ("CEPR_BYLINE", '"keep"', '"keep" leaves the byline in the body (as the benchmark\'s gold does); "move" removes the body line naming an author found in the metadata.'),
 )
 
 _GENERAL = tuple(name for name, _, _ in SETTINGS_DOC if name not in ("CEPR_ALPHA", "CEPR_LAMBDA", "CEPR_RADIUS", "CEPR_EDGES"))
@@ -131,6 +135,9 @@ class CEPRConfig:
     timeout: float = 30.0
     max_html_bytes: int = 10_000_000
     max_pending_pages: int = 1000
+    body_formats: tuple[str, ...] = ("text",)
+    metadata: bool = False
+    byline: str = "keep"
 
     def __post_init__(self) -> None:
         if self.method not in METHOD_NAMES:
@@ -155,7 +162,15 @@ class CEPRConfig:
         t = self.timeout
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
             raise ValueError(f"CEPR_TIMEOUT must be a number of seconds > 0; got {t!r}")
-        for attr in ("enabled", "keep_html"):
+        from .core.formats import BODY_FORMATS
+
+        if (not isinstance(self.body_formats, tuple) or not self.body_formats
+                or any(f not in BODY_FORMATS for f in self.body_formats)):
+            raise ValueError(f"CEPR_BODY_FORMATS must be a non-empty list of {', '.join(BODY_FORMATS)}; "
+                             f"got {self.body_formats!r}")
+        if self.byline not in ("keep", "move"):
+            raise ValueError(f"CEPR_BYLINE must be 'keep' or 'move'; got {self.byline!r}")
+        for attr in ("enabled", "keep_html", "metadata"):
             if not isinstance(getattr(self, attr), bool):
                 raise ValueError(  # noqa: TRY004 - settings errors are ValueErrors naming the setting
                     f"{_PREFIX + attr.upper()} must be True or False; got {getattr(self, attr)!r}")
@@ -228,7 +243,15 @@ class CEPRConfig:
             timeout=_float("CEPR_TIMEOUT", get("CEPR_TIMEOUT", 30.0)),
             max_html_bytes=_int("CEPR_MAX_HTML_BYTES", get("CEPR_MAX_HTML_BYTES", 10_000_000)),
             max_pending_pages=_int("CEPR_MAX_PENDING_PAGES", get("CEPR_MAX_PENDING_PAGES", 1000)),
+            body_formats=_names_list("CEPR_BODY_FORMATS", get("CEPR_BODY_FORMATS", ("text",))),
+            metadata=_bool("CEPR_METADATA", get("CEPR_METADATA", False)),
+            byline=get("CEPR_BYLINE", "keep"),
         )
+
+    @property
+    def extra_formats(self) -> tuple[str, ...]:
+        """The body formats besides text (``"html"``, ``"markdown"``) the worker computes."""
+        return tuple(f for f in self.body_formats if f != "text")
 
 
 def _validate_params(method: str, params: dict[str, Any]) -> None:
@@ -276,6 +299,26 @@ def _bool(setting: str, value: Any) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
         return value.strip().lower() in ("true", "1", "yes", "on")
     raise ValueError(f"{setting} must be True or False; got {value!r}")
+
+
+def _names_list(setting: str, value: Any) -> tuple[str, ...]:
+    """A list setting given as a list/tuple, a JSON list string or comma-separated names.
+
+    >>> _names_list("CEPR_BODY_FORMATS", '["text", "html"]'), _names_list("X", "text, markdown")
+    (('text', 'html'), ('text', 'markdown'))
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ValueError(f"{setting} must be a list of names; got {value!r}") from None
+        else:
+            value = [v.strip() for v in text.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{setting} must be a list of names; got {value!r}")
+    return tuple(dict.fromkeys(value))
 
 
 def _int(setting: str, value: Any) -> Any:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import html as html_lib
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -137,8 +138,9 @@ def body_html(page: Page, keep: np.ndarray | Sequence[bool]) -> str:
     _rewrite(body, base)
     body.tag = "div"
     body.attrib.clear()
-    body.text = None
     _wrap_loose_inline(body)
+    body.text = None
+    _collapse_whitespace(body)
     blocks = [etree.tostring(child, method="html", encoding="unicode", with_tail=False) for child in body]
     return "\n".join(blocks)
 
@@ -289,6 +291,28 @@ def _rewrite(body: etree._Element, base: str | None) -> None:
     for el in list(body.iter(*_BLOCK_OUT)):
         if el.getparent() is not None and not _has_content(el):
             _remove_keep_tail(el)
+
+
+def _collapse_whitespace(root: etree._Element) -> None:
+    """Collapse whitespace runs to one space outside ``<pre>`` (a block then prints on
+    one line) and trim it at the start and end of each block."""
+    for el in root.iterdescendants():
+        if not isinstance(el.tag, str) or el.tag == "pre" or any(a.tag == "pre" for a in el.iterancestors()):
+            continue
+        if el.text:
+            el.text = re.sub(r"\s+", " ", el.text)
+        if el.tail:
+            el.tail = re.sub(r"\s+", " ", el.tail)
+    for el in root.iter(*_TEXT_BLOCKS):
+        if el.tag == "pre":
+            continue
+        if el.text:
+            el.text = el.text.lstrip() or None
+        last = el[-1] if len(el) else None
+        if last is not None and last.tail:
+            last.tail = last.tail.rstrip() or None
+        elif last is None and el.text:
+            el.text = el.text.rstrip() or None
 
 
 def _usable_src(value: str | None) -> bool:
