@@ -8,7 +8,8 @@ Libraries do the reading (no parser of our own):
   ``*Article`` / ``BlogPosting`` / ``Report`` item) and OpenGraph (``og:*``,
   ``article:*``);
 * **htmldate** finds the publication date when the structured data has none (it looks
-  at the URL, ``<meta>`` and ``<time>`` elements, then the page text);
+  at the URL, ``<meta>`` and ``<time>`` elements, then the page text; in its fast mode,
+  without the dateparser fallback that can take seconds per page);
 * the head's ``<meta name=…>``, ``<link rel="canonical">`` and ``<html lang>`` are read
   with lxml, as is ``<a rel="author">`` in the page;
 * the language, when the page declares none, is guessed from the stop words of the
@@ -58,7 +59,8 @@ def empty_metadata(headline: str | None = None) -> dict[str, Any]:
     return out
 
 
-def extract_metadata(source: str | bytes, *, url: str | None = None, headline: str | None = None) -> dict[str, Any]:
+def extract_metadata(source: str | bytes, *, url: str | None = None, headline: str | None = None,
+                     content_html: str | None = None) -> dict[str, Any]:
     """Read the metadata of one page.
 
     :param source: the page's HTML (decoded ``str``, or bytes: UTF-8 unless declared).
@@ -66,6 +68,9 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
         (and ``<base href>``). htmldate also looks for a date in it.
     :param headline: our headline (:attr:`Extraction.title
         <scrapy_cepr.core.result.Extraction.title>`), copied to ``headline``.
+    :param content_html: the ``body_html`` of the main content, when it is computed
+        anyway: its first image is the lead image (source ``"page text"``) when the
+        structured data and the head name none.
     :returns: a dict with the keys of :data:`METADATA_KEYS` (None or ``[]`` when
         absent) and ``sources`` (key -> where its value came from). Dates are ISO 8601:
         ``YYYY-MM-DD`` from htmldate, the full timestamp as written when the structured
@@ -140,6 +145,10 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
         out["date_published"] = _htmldate(tree, url, original=True)
         if out["date_published"]:
             out["sources"]["date_published"] = "htmldate"
+    if out["image"] is None and content_html:
+        out["image"] = _first_image(content_html)
+        if out["image"]:
+            out["sources"]["image"] = "page text"
     if out["language"] is None:
         text = " ".join(tree.xpath("string(//body)").split())[:5000] if tree.find("body") is not None else ""
         out["language"] = guess_language(text)
@@ -271,10 +280,23 @@ def _base_url(tree, url: str | None) -> str | None:
 def _structured(tree, base: str | None) -> dict[str, Any]:
     """JSON-LD and microdata items (uniform dicts) and OpenGraph properties, via extruct.
     A syntax that fails to read is logged and left empty."""
+    import copy
+
     import extruct
+    import lxml.html
 
     out: dict[str, Any] = {"json-ld": [], "microdata": [], "opengraph": {}}
-    for syntax in ("json-ld", "microdata", "opengraph"):
+    # JSON-LD one script at a time (each copied into a document of its own), so that one
+    # broken script does not hide the others.
+    for script in tree.xpath('//script[@type="application/ld+json"]')[:_MAX_ITEMS]:
+        holder = lxml.html.Element("div")
+        holder.append(copy.copy(script))
+        try:
+            out["json-ld"] += extruct.extract(holder, base_url=base, syntaxes=["json-ld"], uniform=True,
+                                              errors="strict").get("json-ld") or []
+        except Exception as exc:  # noqa: BLE001 - third-party parsers of untrusted markup
+            logger.debug("extruct could not read a JSON-LD script: %s", exc)
+    for syntax in ("microdata", "opengraph"):
         try:
             found = extruct.extract(tree, base_url=base, syntaxes=[syntax], uniform=True, errors="strict")
         except Exception as exc:  # noqa: BLE001 - third-party parsers of untrusted markup
@@ -362,11 +384,31 @@ def _rel_authors(tree) -> list[str]:
     return _dedupe(names)
 
 
+def _first_image(content_html: str) -> str | None:
+    """The ``src`` of the first ``<img>`` of a ``body_html`` (already absolute and checked)."""
+    import lxml.html
+
+    try:
+        images = lxml.html.fragments_fromstring(content_html)
+    except (ValueError, TypeError):
+        return None
+    for block in images:
+        if isinstance(block, str):
+            continue
+        for img in block.iter("img"):
+            if img.get("src"):
+                return img.get("src")
+    return None
+
+
 def _htmldate(tree, url: str | None, *, original: bool) -> str | None:
     from htmldate import find_date
 
     try:
-        return find_date(tree, url=url, original_date=original, extensive_search=True)
+        # Fast mode: the extensive search hands text to dateparser, which took 15 s on one
+        # page of the demo site (it tries every locale); the fast mode stays in htmldate's
+        # own patterns (URL, meta, time elements, page text) and takes milliseconds.
+        return find_date(tree, url=url, original_date=original, extensive_search=False)
     except Exception as exc:  # noqa: BLE001 - a third-party parser on untrusted markup
         logger.debug("htmldate failed on %s: %s", url, exc)
         return None

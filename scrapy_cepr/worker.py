@@ -118,11 +118,7 @@ def extract_with_formats(html: str | bytes, url: str | None, method: str, params
     page = Page.from_html(html, url=url, encoding=getattr(html, "encoding", None))
     extraction = spec.run(page, spec.make_params(**params))
     out: dict[str, Any] = {"title": extraction.title, "body": extraction.body}
-    meta = None
-    if metadata or byline == "move":
-        from .metadata import extract_metadata
-
-        meta = extract_metadata(page.source, url=url, headline=extraction.title)
+    source = page.source
     if "html" in formats or "markdown" in formats:
         nodes = extraction.nodes
         if not extraction.body:
@@ -133,6 +129,11 @@ def extract_with_formats(html: str | bytes, url: str | None, method: str, params
             body_html = lines_html(extraction.body)
         out["body_html"] = body_html
     del page
+    meta = None
+    if metadata or byline == "move":
+        from .metadata import extract_metadata
+
+        meta = extract_metadata(source, url=url, headline=extraction.title, content_html=out.get("body_html"))
     if byline == "move" and meta is not None:
         from .metadata import move_byline
 

@@ -283,7 +283,7 @@ def _rewrite(body: etree._Element, base: str | None) -> None:
                 if v is None:
                     continue
             el.set(k, v)
-        if tag not in ALLOWED_TAGS:
+        if tag not in ALLOWED_TAGS or (tag == "a" and el.get("href") is None):  # a link without a safe URL
             el.tag = "_unwrap"
     unwrap.append("_unwrap")
     etree.strip_tags(body, *unwrap)
@@ -362,8 +362,7 @@ def _wrap_loose_inline(el: etree._Element) -> None:
             el.attrib.clear()
         return
     runs: list[list[Any]] = []
-    current: list[Any] = []
-    lead = el.text if el.text and el.text.strip() else None
+    current: list[Any] = [el.text] if el.text and el.text.strip() else []
     el.text = None
     for child in children:
         if isinstance(child.tag, str) and (child.tag in BLOCK_TAGS or child.tag in _BLOCK_OUT):
@@ -379,8 +378,6 @@ def _wrap_loose_inline(el: etree._Element) -> None:
             current.append(child)
     if current:
         runs.append(current)
-    if lead:
-        runs.insert(0, [lead])
     for child in children:
         el.remove(child)
     for run in runs:

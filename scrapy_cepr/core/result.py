@@ -141,10 +141,12 @@ class Extraction:
         """The article's metadata (headline, authors, dates, language, description, lead
         image, canonical URL, site name, section, tags, and the ``sources`` of each
         value), computed on first access by :func:`scrapy_cepr.metadata.extract_metadata`
-        from :attr:`source`."""
+        from :attr:`source`. When :attr:`body_html` was read before, its first image is
+        the lead image of a page whose structured data names none."""
         from ..metadata import extract_metadata
 
-        return extract_metadata(self.source or "", url=self.url, headline=self.title)
+        content_html = self.__dict__.get("body_html")  # the lead image from the content, if already built
+        return extract_metadata(self.source or "", url=self.url, headline=self.title, content_html=content_html)
 
     @property
     def empty(self) -> bool:
