@@ -238,3 +238,10 @@ def test_pipeline_writes_the_asked_formats():
     # Default: text only, no new field.
     [item] = Harness().run(({"url": URL}, html_response()))
     assert "body_html" not in item and "body_markdown" not in item and "metadata" not in item
+
+
+def test_base_href_cannot_switch_to_a_local_or_script_scheme():
+    for base in ("file:///etc/", "javascript:alert(1)//"):
+        page = Page.from_html(f'<head><base href="{base}"></head><body><p><a href="x">Link</a> text.</p></body>',
+                              url="https://a.example/s/")
+        assert body_html(page, [True, True]) == '<p><a href="https://a.example/s/x">Link</a> text.</p>'

@@ -194,8 +194,10 @@ def _base_url(root: etree._Element, url: str | None) -> str | None:
     *url*), else *url*."""
     for base in root.iterfind("head/base"):
         href = (base.get("href") or "").strip()
-        if href and urlsplit(href).scheme.lower() not in ("javascript", "data"):
-            return urljoin(url, href) if url else href
+        resolved = urljoin(url, href) if url and href else href
+        page_scheme = urlsplit(url).scheme.lower() if url else ""
+        if href and urlsplit(resolved).scheme.lower() in (*_SAFE_SCHEMES, page_scheme or "http"):
+            return resolved
     return url
 
 
@@ -325,16 +327,19 @@ def _safe_url(value: str | None, base: str | None) -> str | None:
     >>> _safe_url("/a b", "http://x.example/c/d"), _safe_url("JavaScript:alert(1)", None)
     ('http://x.example/a b', None)
     >>> _safe_url(" java\\tscript:alert(1)", "http://x.example/")
+    >>> _safe_url("img/a.jpg", "file:///site/p.html"), _safe_url("file:///etc/passwd", "http://x.example/")
+    ('file:///site/img/a.jpg', None)
     """
     if value is None:
         return None
     value = "".join(value.split()) if ":" in value.split("/")[0] else value.strip()
     if not value:
         return None
+    relative = not urlsplit(value).scheme
     url = urljoin(base, value) if base else value
     scheme = urlsplit(url).scheme.lower()
-    if scheme and scheme not in _SAFE_SCHEMES:
-        return None
+    if scheme and scheme not in _SAFE_SCHEMES and not (relative and scheme == "file"):
+        return None  # a relative URL of a page read from a file:// URL stays a file:// URL
     if not scheme and ":" in url.split("/")[0]:
         return None
     return url
