@@ -245,3 +245,66 @@ def test_base_href_cannot_switch_to_a_local_or_script_scheme():
         page = Page.from_html(f'<head><base href="{base}"></head><body><p><a href="x">Link</a> text.</p></body>',
                               url="https://a.example/s/")
         assert body_html(page, [True, True]) == '<p><a href="https://a.example/s/x">Link</a> text.</p>'
+
+
+# -- command line ------------------------------------------------------------------------
+
+
+def _cli(capsys, *argv):
+    from scrapy_cepr.cli import main
+
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_cli_output_formats(capsys):
+    path = str(FIXTURES / "formats_hostile.html")
+    status, html, _ = _cli(capsys, "extract", path, "--method", "nce", "--output-format", "html")
+    assert status == 0 and html.startswith("<!DOCTYPE html>")
+    assert "<h1>Lighthouse keepers return to Fenwick Point</h1>" in html and "<table>" in html
+    assert "javascript:" not in html and "onerror" not in html
+    status, md, _ = _cli(capsys, "extract", path, "--method", "nce", "--output-format", "markdown")
+    assert md.startswith("# Lighthouse keepers return to Fenwick Point\n\n")
+    assert "](https://gazette.example/news/2024/keepers.html)" in md
+    status, out, _ = _cli(capsys, "extract", str(FIXTURES / "meta_structured.html"), "--output-format", "json",
+                          "--with-metadata", "--body-formats", "html")
+    data = __import__("json").loads(out)
+    assert data["metadata"]["authors"] == ["Iona MacLeod", "Sam Reid"] and data["body_html"].startswith("<p>")
+    status, txt, _ = _cli(capsys, "extract", str(FIXTURES / "meta_structured.html"), "--with-metadata")
+    assert txt.startswith('---\nheadline: "Ferry timetable changes for winter"\nauthors: "Iona MacLeod; Sam Reid"\n')
+
+
+def test_cli_many_inputs_input_dir_parallel_and_output_dir(capsys, tmp_path):
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    for name in ("formats_hostile.html", "meta_plain.html"):
+        (src / name).write_bytes((FIXTURES / name).read_bytes())
+    (src / "sub" / "meta_structured.html").write_bytes((FIXTURES / "meta_structured.html").read_bytes())
+    (src / "broken.html").write_bytes(b"%PDF-1.7 not a page")
+    (src / "notes.txt").write_text("not an input")
+    out_dir = tmp_path / "out"
+    status, out, err = _cli(capsys, "extract", "--input-dir", str(src), "--output-dir", str(out_dir),
+                            "--output-format", "markdown", "--parallel", "2", "-q")
+    assert status == 1  # one input failed: reported, the others written
+    assert "broken.html" in err and "PDF" in err and out == ""
+    assert sorted(p.name for p in out_dir.iterdir()) == ["formats_hostile.md", "meta_plain.md", "meta_structured.md"]
+    assert (out_dir / "meta_plain.md").read_text().startswith("# Le marché couvert rouvre ses portes")
+    # Without --output-dir: JSON lines on stdout, in input order.
+    status, out, _ = _cli(capsys, "extract", str(src / "meta_plain.html"), str(src / "formats_hostile.html"),
+                          "--output-format", "json", "-q")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 2
+    assert [__import__("json").loads(x)["title"] for x in lines] == [
+        "Le marché couvert rouvre ses portes", "Lighthouse keepers return to Fenwick Point"]
+
+
+def test_cli_bad_options_exit_2(capsys):
+    path = str(FIXTURES / "meta_plain.html")
+    for argv in (["--parallel", "0"], ["--body-formats", "pdf"], ["--output-format", "docx"]):
+        with pytest.raises(SystemExit) as exc:
+            _cli(capsys, "extract", path, *argv)
+        assert exc.value.code == 2, argv
+    with pytest.raises(SystemExit) as exc:
+        _cli(capsys, "extract")
+    assert exc.value.code == 2
