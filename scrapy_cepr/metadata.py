@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -496,17 +496,24 @@ def _looks_like_url(value: str) -> bool:
 
 def _iso(value: Any) -> str | None:
     """An ISO 8601 date or timestamp as written in structured data, normalised by
-    :meth:`datetime.fromisoformat`; None when it is not ISO 8601.
+    :meth:`datetime.fromisoformat`; None when it is not ISO 8601, or outside htmldate's
+    plausible range (from its ``MIN_DATE``, 1995-01-01, to a year from now: CMSs write
+    placeholders such as ``0001-01-01``).
 
-    >>> _iso("2024-03-05T10:00:00Z"), _iso("2024-03-05"), _iso("March 5, 2024")
-    ('2024-03-05T10:00:00+00:00', '2024-03-05', None)
+    >>> _iso("2024-03-05T10:00:00Z"), _iso("2024-03-05"), _iso("March 5, 2024"), _iso("0001-01-01T00:00:00Z")
+    ('2024-03-05T10:00:00+00:00', '2024-03-05', None, None)
     """
+    from htmldate.settings import MIN_DATE
+
     text = _first_text(value)
     if not text:
         return None
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
+        return None
+    naive = parsed.replace(tzinfo=None)
+    if naive < MIN_DATE or naive > datetime.now() + timedelta(days=366):
         return None
     if len(text) == 10:
         return parsed.date().isoformat()
