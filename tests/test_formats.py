@@ -150,6 +150,15 @@ def test_text_slots_match_the_page_models_owners():
     assert all((el.getparent() if tail else el) is owner for (el, tail), owner in zip(slots, page.owners))
 
 
+def test_owner_based_slots_equal_the_tree_walk():
+    from scrapy_cepr.core.formats import _slots_from_owners
+
+    for path in [FIXTURES / "formats_hostile.html",
+                 *sorted((Path(__file__).parents[1] / "example_project/site/articles").glob("*.html"))]:
+        page = Page.from_html(path.read_bytes())
+        assert _slots_from_owners(page) == text_slots(page.root.find("body")), path.name
+
+
 def test_bad_mask_is_a_clear_error():
     page = Page.from_html("<body><p>One.</p></body>")
     with pytest.raises(ValueError, match="one entry per text node"):

@@ -125,7 +125,9 @@ def body_html(page: Page, keep: np.ndarray | Sequence[bool]) -> str:
     body = page.root.find("body")
     if body is None:
         return ""
-    slots = text_slots(body)
+    slots = _slots_from_owners(page)
+    if slots is None:
+        slots = text_slots(body)
     if len(slots) != len(page.texts) or any(
         (el.getparent() if tail else el) is not owner for (el, tail), owner in zip(slots, page.owners)
     ):  # the page model walks differently: fall back on the kept text, one block per line
@@ -143,6 +145,36 @@ def body_html(page: Page, keep: np.ndarray | Sequence[bool]) -> str:
     _collapse_whitespace(body)
     blocks = [etree.tostring(child, method="html", encoding="unicode", with_tail=False) for child in body]
     return "\n".join(blocks)
+
+
+def _slots_from_owners(page: Page) -> list[tuple[etree._Element, bool]] | None:
+    """:func:`text_slots` from the page model's owners, visiting only the owners and
+    their children (not the whole tree): an owner's first node is its ``.text`` when that
+    is not blank, its other nodes are the non-blank tails of its children, in order.
+    None when that does not match the page's texts (the caller then walks the tree)."""
+    slots: list[tuple[etree._Element, bool]] = []
+    tails: dict[etree._Element, list] = {}
+    used: dict[etree._Element, int] = {}
+    texts = page.texts
+    for i, owner in enumerate(page.owners):
+        n = used.get(owner)
+        if n is None:
+            n = 0
+            text = owner.text
+            if text and not text.isspace():
+                used[owner] = 0
+                slots.append((owner, False))
+                if " ".join(text.split()) != texts[i]:
+                    return None
+                continue
+        children = tails.get(owner)
+        if children is None:
+            children = tails[owner] = [c for c in owner if c.tail and not c.tail.isspace()]
+        if n >= len(children) or " ".join(children[n].tail.split()) != texts[i]:
+            return None
+        slots.append((children[n], True))
+        used[owner] = n + 1
+    return slots
 
 
 def lines_html(lines: Sequence[str] | str) -> str:
@@ -229,16 +261,15 @@ def _blank_and_mark(body: etree._Element, slots: list, keep: np.ndarray) -> set:
 
 def _prune(body: etree._Element, live: set) -> None:
     """Remove the elements outside *live* (keeping their tails, which may be content);
-    ``<br>`` stays where its parent does."""
-    for el in list(body.iterdescendants()):
-        if el in live or not isinstance(el.tag, str):
-            continue
-        if el.tag == "br" and el.getparent() in live:
-            continue
-        parent = el.getparent()
-        if parent is None:  # already removed with an ancestor
-            continue
-        _remove_keep_tail(el)
+    ``<br>`` stays where its parent does. Top-down: a removed subtree is not visited."""
+    stack = [body]
+    while stack:
+        el = stack.pop()
+        for child in list(el):
+            if child in live:
+                stack.append(child)
+            elif child.tag != "br":
+                _remove_keep_tail(child)
 
 
 def _remove_keep_tail(el: etree._Element) -> None:
