@@ -411,6 +411,8 @@ def render(result: Any, options: ExtractOptions) -> str:
                 head.append(f'<meta name="{esc(key)}" content="{esc(value)}">')
         lang = f' lang="{esc(meta["language"])}"' if meta and meta.get("language") else ""
         title = f"<h1>{esc(result.title)}</h1>\n" if result.title else ""
+        if title and title.rstrip("\n") in result.body_html:  # the body holds the headline already
+            title = ""
         return (f"<!DOCTYPE html>\n<html{lang}>\n<head>\n" + "\n".join(head) + "\n</head>\n<body>\n<article>\n"
                 f"{title}{result.body_html}\n</article>\n</body>\n</html>\n")
     header = ""
@@ -418,6 +420,8 @@ def render(result: Any, options: ExtractOptions) -> str:
         header = "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in _meta_lines(meta)) + "---\n"
     if fmt == "markdown":
         title = f"# {result.title}\n\n" if result.title else ""
+        if title and result.body_markdown.startswith(title.rstrip("\n")):
+            title = ""
         return f"{header}{title}{result.body_markdown}\n"
     return f"{header}{result.title or ''}\n\n{result.body}\n"
 
