@@ -317,3 +317,21 @@ def test_cli_bad_options_exit_2(capsys):
     with pytest.raises(SystemExit) as exc:
         _cli(capsys, "extract")
     assert exc.value.code == 2
+
+
+def test_lazy_formats_work_after_the_page_is_freed():
+    # The result keeps the decoded HTML, not the Page: the page (and its lxml tree) is
+    # freed, and body_html parses the kept source again on first access.
+    import gc
+    import weakref
+
+    from scrapy_cepr.methods.cepr import CEPRParams, run
+
+    page = Page.from_html(HOSTILE.decode("utf-8"), url=HOSTILE_URL)
+    alive = weakref.ref(page)
+    result = run(page, CEPRParams())
+    del page
+    gc.collect()
+    assert alive() is None
+    assert result.source.startswith("<!DOCTYPE html>")
+    assert result.body_html == extract(HOSTILE, url=HOSTILE_URL).body_html
