@@ -1,7 +1,9 @@
 """The ``scrapy-cepr`` command line: ``extract``, ``evaluate`` and ``plot``.
 
-* ``scrapy-cepr extract FILE|URL|-`` prints the title and the body of one page (or JSON
-  with ``--json``, per-node records with ``--nodes``);
+* ``scrapy-cepr extract FILE|URL|- …`` prints the title and the body of pages, in the
+  style of trafilatura's command line: ``--output-format txt|json|markdown|html``,
+  ``--with-metadata``, many inputs or ``--input-dir`` with a progress bar,
+  ``--parallel N`` processes, ``--output-dir`` (per-node records with ``--nodes``);
 * ``scrapy-cepr evaluate CORPUS`` scores methods on an evaluation corpus (the
   article-extraction-benchmark layout or JSON lines with ``html`` and ``gold_body``) under
   the CEPR paper's metrics (Eqs. 7–8) and the benchmark's shingle metric (spec §6), with
@@ -369,18 +371,188 @@ def _markdown_table(results: dict[str, MethodResult]) -> str:
 # --------------------------------------------------------------------------- commands
 
 
+#: ``--output-format`` values and the file extension of each (with ``--output-dir``).
+OUTPUT_FORMATS: dict[str, str] = {"txt": ".txt", "json": ".json", "markdown": ".md", "html": ".html"}
+#: Files read from ``--input-dir`` (searched recursively).
+INPUT_SUFFIXES: tuple[str, ...] = (".html", ".htm", ".xhtml")
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """What ``scrapy-cepr extract`` computes and prints for each page (picklable: it is
+    sent to the ``--parallel`` workers).
+
+    ``output_format``: one of :data:`OUTPUT_FORMATS`; ``with_metadata``: add
+    :attr:`Extraction.metadata <scrapy_cepr.core.result.Extraction.metadata>`;
+    ``body_formats``: extra body formats in JSON output (``"html"``, ``"markdown"``);
+    ``nodes``: per-node records in JSON output; ``indent``: JSON indentation (None: one
+    line, as in JSON lines).
+    """
+
+    method: str = "setpr"
+    params: tuple[tuple[str, Any], ...] = ()
+    encoding: str | None = None
+    output_format: str = "txt"
+    with_metadata: bool = False
+    body_formats: tuple[str, ...] = ()
+    nodes: bool = False
+    indent: int | None = 2
+
+
+def render(result: Any, options: ExtractOptions) -> str:
+    """One page's output in ``options.output_format`` (ends with a newline).
+
+    * ``txt``: the title, a blank line, the body; with metadata, a header of
+      ``key: value`` lines between ``---`` lines first (as trafilatura's);
+    * ``json``: :meth:`Extraction.to_dict <scrapy_cepr.core.result.Extraction.to_dict>`;
+    * ``markdown``: ``# title``, then ``body_markdown``; with metadata, YAML-like front
+      matter;
+    * ``html``: a small document, ``<h1>`` title then ``body_html`` in ``<article>``;
+      with metadata, ``<meta>`` elements in its head.
+
+    :param result: an :class:`~scrapy_cepr.core.result.Extraction`.
+    """
+    fmt = options.output_format
+    meta = result.metadata if options.with_metadata else None
+    if fmt == "json":
+        data = result.to_dict(nodes=options.nodes, formats=options.body_formats, metadata=options.with_metadata)
+        return json.dumps(data, ensure_ascii=False, indent=options.indent) + "\n"
+    if fmt == "html":
+        import html as html_lib
+
+        esc = html_lib.escape
+        head = ['<meta charset="utf-8">', f"<title>{esc(result.title or '')}</title>"]
+        if meta:
+            for key, value in _meta_lines(meta):
+                head.append(f'<meta name="{esc(key)}" content="{esc(value)}">')
+        lang = f' lang="{esc(meta["language"])}"' if meta and meta.get("language") else ""
+        title = f"<h1>{esc(result.title)}</h1>\n" if result.title else ""
+        if title and title.rstrip("\n") in result.body_html:  # the body holds the headline already
+            title = ""
+        return (f"<!DOCTYPE html>\n<html{lang}>\n<head>\n" + "\n".join(head) + "\n</head>\n<body>\n<article>\n"
+                f"{title}{result.body_html}\n</article>\n</body>\n</html>\n")
+    header = ""
+    if meta:
+        header = "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in _meta_lines(meta)) + "---\n"
+    if fmt == "markdown":
+        title = f"# {result.title}\n\n" if result.title else ""
+        if title and result.body_markdown.startswith(title.rstrip("\n")):
+            title = ""
+        return f"{header}{title}{result.body_markdown}\n"
+    return f"{header}{result.title or ''}\n\n{result.body}\n"
+
+
+def _meta_lines(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """The present metadata values as ``(key, text)``, lists joined with ``"; "``."""
+    out = []
+    for key, value in meta.items():
+        if key == "sources" or value in (None, [], ""):
+            continue
+        out.append((key, "; ".join(value) if isinstance(value, list) else str(value)))
+    return out
+
+
+def extract_one(source: str, options: ExtractOptions) -> tuple[str, str | None, str | None]:
+    """Read, extract and render one input (the unit of work of ``--parallel``).
+
+    :returns: ``(source, output, None)``, or ``(source, None, one-line error)`` for an
+        input error (unreadable, not HTML); other exceptions propagate.
+    """
+    try:
+        data, url, charset = read_source(source)
+        if url is None and source != "-":
+            url = Path(source).resolve().as_uri()
+        result = extract(data, url=url, method=options.method, encoding=options.encoding or charset,
+                         **dict(options.params))
+        return source, render(result, options), None
+    except InputError as exc:
+        return source, None, str(exc)
+    except ExtractionError as exc:
+        return source, None, f"{source}: {exc}"
+
+
+def _inputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
+    sources = list(args.source)
+    if args.input_dir:
+        root = Path(args.input_dir)
+        if not root.is_dir():
+            raise InputError(f"{root}: not a directory")
+        sources += sorted(str(p) for p in root.rglob("*") if p.is_file() and p.suffix.lower() in INPUT_SUFFIXES)
+    if not sources and not args.input_dir:
+        parser.error("give at least one FILE|URL|- or --input-dir")
+    return sources
+
+
 def _cmd_extract(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         params = _params_per_method([args.method], _given_params(args))[args.method]
     except ValueError as exc:
         parser.error(str(exc))
-    data, url, charset = read_source(args.source)
-    result = extract(data, url=url, method=args.method, encoding=args.encoding or charset, **params)
-    if args.json or args.nodes:
-        json.dump(result.to_dict(nodes=args.nodes), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+    from .core.formats import BODY_FORMATS
+
+    formats = tuple(f.strip() for f in (args.body_formats or "").split(",") if f.strip() and f.strip() != "text")
+    if any(f not in BODY_FORMATS for f in formats):
+        parser.error(f"--body-formats must be names among {', '.join(BODY_FORMATS)}; got {args.body_formats!r}")
+    if args.parallel < 1:
+        parser.error(f"--parallel must be >= 1; got {args.parallel}")
+    fmt = "json" if (args.json or args.nodes) else args.output_format
+    sources = _inputs(args, parser)
+    many = len(sources) > 1 or bool(args.input_dir)
+    options = ExtractOptions(method=args.method, params=tuple(params.items()), encoding=args.encoding,
+                             output_format=fmt, with_metadata=args.with_metadata, body_formats=formats,
+                             nodes=args.nodes, indent=None if many and not args.output_dir else 2)
+    if not many:
+        source, output, error = extract_one(sources[0], options)
+        if error is not None:
+            raise InputError(error)
+        return _write(source, output, args.output_dir, fmt)
+    from tqdm import tqdm
+
+    failures = 0
+    bar = tqdm(total=len(sources), unit="page", file=sys.stderr, disable=args.quiet, leave=False)
+    try:
+        for source, output, error in _run_many(sources, options, args.parallel):
+            bar.update()
+            if error is not None:
+                failures += 1
+                sys.stderr.write(f"{PROG}: error: {error.splitlines()[0]}\n")
+                continue
+            _write(source, output, args.output_dir, fmt)
+    finally:
+        bar.close()
+    if failures:
+        logger.warning("%d of %d inputs failed", failures, len(sources))
+    return 1 if failures else 0
+
+
+def _run_many(sources: list[str], options: ExtractOptions, parallel: int) -> Iterable[tuple[str, str | None, str | None]]:
+    """Results in input order; with *parallel* > 1 from a process pool (chunks of pages
+    per task, so the pool's transport cost stays small)."""
+    if parallel == 1:
+        for source in sources:
+            yield extract_one(source, options)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+    from multiprocessing import get_context
+
+    chunk = max(1, min(16, len(sources) // (4 * parallel)))
+    with ProcessPoolExecutor(max_workers=parallel, mp_context=get_context("spawn")) as pool:
+        yield from pool.map(partial(extract_one, options=options), sources, chunksize=chunk)
+
+
+def _write(source: str, output: str | None, output_dir: str | None, fmt: str) -> int:
+    """Print *output*, or write it to ``output_dir/<name>.<ext>`` (name from the input)."""
+    if output_dir is None:
+        sys.stdout.write(output or "")
+        return 0
+    directory = Path(output_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    if source == "-" or urlsplit(source).scheme in ("http", "https"):
+        stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in source.rstrip("/").rsplit("/", 1)[-1]) or "page"
     else:
-        sys.stdout.write(f"{result.title or ''}\n\n{result.body}\n")
+        stem = Path(source).name.split(".")[0] or "page"
+    (directory / (stem + OUTPUT_FORMATS[fmt])).write_text(output or "", encoding="utf-8")
     return 0
 
 
@@ -505,12 +677,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the title and body of one page",
         description="Print the title and main content of one page.",
     )
-    p.add_argument("source", metavar="FILE|URL|-", help="an HTML file, an http(s) URL, or - for stdin")
+    p.add_argument("source", metavar="FILE|URL|-", nargs="*",
+                   help="HTML files, http(s) URLs, or - for stdin (many allowed)")
+    p.add_argument("--input-dir", metavar="DIR", help="also every .html/.htm/.xhtml file under DIR (recursive)")
+    p.add_argument("--output-dir", metavar="DIR",
+                   help="write one file per input to DIR (name of the input, extension of the format) "
+                        "instead of printing")
     p.add_argument(
         "--method", default="cepr-article", choices=METHOD_NAMES, help="extraction method (default: cepr-article)"
     )
     p.add_argument("--encoding", help="charset to try first when decoding the bytes")
-    p.add_argument("--json", action="store_true", help="print Extraction.to_dict() as JSON")
+    p.add_argument("--output-format", choices=tuple(OUTPUT_FORMATS), default="txt",
+                   help="txt (title, blank line, body), json, markdown (body_markdown) or html (body_html); "
+                        "default txt")
+    p.add_argument("--with-metadata", action="store_true",
+                   help="add the metadata (authors, dates, language, lead image …): a header in txt/markdown, "
+                        "<meta> in html, a 'metadata' key in json")
+    p.add_argument("--body-formats", metavar="LIST", default="",
+                   help="json output: also body_html and/or body_markdown (comma-separated: html,markdown)")
+    p.add_argument("--parallel", type=int, default=1, metavar="N",
+                   help="extract many inputs in a pool of N processes (default 1)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar (shown for many inputs)")
+    p.add_argument("--json", action="store_true", help="same as --output-format json")
     p.add_argument(
         "--nodes", action="store_true", help="with the per-node inspection records (implies --json)"
     )

@@ -67,6 +67,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import MutableMapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -134,6 +135,8 @@ class CEPRPipeline:
         #: Per-page warnings logged so far, per kind (rate limit: CEPR_WARN_LIMIT).
         self._warnings: Counter[str] = Counter()
         self._started: float | None = None
+        #: Fields asked for by CEPR_BODY_FORMATS / CEPR_METADATA -> the setting that asked.
+        self._extra_fields = _extra_fields(self.config)
         crawler.signals.connect(self.pages.discard, signal=signals.item_dropped)
         crawler.signals.connect(self.pages.discard, signal=signals.item_error)
 
@@ -157,8 +160,11 @@ class CEPRPipeline:
             raise ValueError(f"CEPR_EXECUTOR={c.executor!r} needs Scrapy's asyncio reactor (TWISTED_REACTOR="
                              "'twisted.internet.asyncioreactor.AsyncioSelectorReactor', the default); "
                              "use CEPR_EXECUTOR='inline' with other reactors")
+        worker = type(self).worker
+        if c.extra_formats or c.metadata or c.byline != "keep":  # a picklable partial of the module function
+            worker = partial(worker, formats=c.extra_formats, metadata=c.metadata, byline=c.byline)
         self.executor = make_executor(c.executor, max_workers=c.max_workers, timeout=c.timeout, method=c.method,
-                                      start_method=c.start_method, worker=type(self).worker,
+                                      start_method=c.start_method, worker=worker,
                                       on_restart=self._on_restart, pool_after_seconds=c.pool_after_seconds)
         await self.executor.start()
         self._started = time.monotonic()
@@ -277,6 +283,7 @@ class CEPRPipeline:
             return self._record("failed", f"failed: {type(exc).__name__}: {exc}", url)
         self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)
         values = {"title_field": result["title"], "body_field": result["body"]}
+        values.update((name, result[name]) for name in self._extra_fields if name in result)
         page_type = result.get("page_type")
         if c.non_article != "keep" and page_type is not None:
             values["page_type_field"] = page_type
@@ -334,14 +341,21 @@ class CEPRPipeline:
                                    "extracted one; warned once per field", field,
                                    adapter.get(c.url_field) or type(item).__name__, _short(old))
             self._set(item, adapter, attr, value)
+        for field, setting in self._extra_fields.items():  # CEPR_BODY_FORMATS, CEPR_METADATA
+            if not quiet:
+                self._set(item, adapter, field, values.get(field), setting)
+            elif field not in adapter:
+                _try_set(adapter, field, None)
 
-    def _set(self, item: Any, adapter: ItemAdapter, attr: str, value: Any) -> None:
-        field = getattr(self.config, attr)
+    def _set(self, item: Any, adapter: ItemAdapter, attr: str, value: Any, setting: str | None = None) -> None:
+        """Write *value* to the field of config attribute *attr* (or, with *setting*, to
+        the field named *attr*, which that setting asked for)."""
+        field = attr if setting else getattr(self.config, attr)
         try:
             adapter[field] = value
         except (KeyError, AttributeError, TypeError) as exc:  # undeclared field, frozen item
             cls = type(item)
-            message = (f"CEPRPipeline cannot set the field {field!r} ({_FIELD_SETTINGS[attr]}) on items of class "
+            message = (f"CEPRPipeline cannot set the field {field!r} ({setting or _FIELD_SETTINGS[attr]}) on items of class "
                        f"{cls.__module__}.{cls.__qualname__}: {exc}")
             if self._class_errors.get(cls) is None:
                 self._class_errors[cls] = message
@@ -421,6 +435,15 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _extra_fields(config: CEPRConfig) -> dict[str, str]:
+    """The output fields that ``CEPR_BODY_FORMATS`` and ``CEPR_METADATA`` ask for, each
+    with the setting that asked (``{"body_html": "CEPR_BODY_FORMATS", …}``)."""
+    fields = {f"body_{f}": "CEPR_BODY_FORMATS" for f in config.extra_formats}
+    if config.metadata:
+        fields["metadata"] = "CEPR_METADATA"
+    return fields
+
+
 def _missing_field_message(cls: type, config: CEPRConfig) -> str | None:
     """Error message for an item class lacking an output field, or None (dicts and
     classes that declare them all)."""
@@ -428,6 +451,10 @@ def _missing_field_message(cls: type, config: CEPRConfig) -> str | None:
     if names is None:  # dict-like: any field
         return None
     attrs = ["title_field", "body_field", "error_field"] + (["html_field"] if config.keep_html else [])
+    for field, setting in _extra_fields(config).items():  # fields of CEPR_BODY_FORMATS and CEPR_METADATA
+        if field not in names:
+            return (f"item class {cls.__module__}.{cls.__qualname__} has no field {field!r} ({setting}); "
+                    f"declare it (e.g. `{field} = scrapy.Field()`) or change {setting}")
     for attr in attrs:
         field = getattr(config, attr)
         if field not in names:

@@ -21,6 +21,7 @@ cepr_method=nce``), which wins over the settings (:meth:`CEPRConfig.from_crawler
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import multiprocessing
@@ -30,10 +31,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .core.formats import BODY_FORMATS
 from .methods import METHOD_NAMES, get_method
 
 __all__ = [
     "EXECUTORS",
+    "BYLINE",
     "NON_ARTICLE",
     "OVERWRITE",
     "SETTINGS_DOC",
@@ -60,6 +63,9 @@ OVERWRITE: tuple[str, ...] = ("keep", "fill", "overwrite")
 #: Accepted values of ``CEPR_NON_ARTICLE``: what happens to pages that are not articles
 #: (list, index and section pages; :mod:`scrapy_cepr.core.pagetype`).
 NON_ARTICLE: tuple[str, ...] = ("keep", "mark", "drop")
+
+#: Accepted values of ``CEPR_BYLINE``: leave the byline in the body, or move it out.
+BYLINE: tuple[str, ...] = ("keep", "move")
 
 _PREFIX = "CEPR_"
 
@@ -90,6 +96,9 @@ SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
     ("CEPR_OPT_IN", "False", 'True: clean only responses whose request has meta {"cepr": True}; False: every HTML response except meta {"cepr": False}.'),
     ("CEPR_WARN_LIMIT", "5", "Per-page warnings logged per kind (failed, timeout, empty …) before the rest are only counted (the closing summary gives the totals); 0 = no limit."),
     ("CEPR_POOL_AFTER_SECONDS", "1.0", "thread/process executor: pages are cleaned inline until they have taken this many seconds in total; then the pool starts in the background and takes over when ready (small crawls never start it); 0 = start it when the spider opens."),
+    ("CEPR_BODY_FORMATS", '("text",)', 'Body formats written to the item: "text" (CEPR_BODY_FIELD, always), "html" (field body_html: clean, safe HTML with absolute links and images) and "markdown" (field body_markdown). A list, or on the command line a JSON list or comma-separated names.'),
+    ("CEPR_METADATA", "False", "Write the article's metadata (authors, dates, language, description, lead image, canonical URL, site name, section, tags and their sources) to the item field metadata, as a dict."),
+    ("CEPR_BYLINE", '"keep"', '"keep" leaves the byline in the body (as the benchmark\'s gold does); "move" removes the body line naming an author found in the metadata.'),
 )
 
 _GENERAL = tuple(name for name, _, _ in SETTINGS_DOC if name not in ("CEPR_ALPHA", "CEPR_LAMBDA", "CEPR_RADIUS", "CEPR_EDGES"))
@@ -161,6 +170,9 @@ class CEPRConfig:
     pool_after_seconds: float = 1.0
     #: Parameter settings of other methods, ignored for this one (logged at INFO).
     ignored: tuple[str, ...] = ()
+    body_formats: tuple[str, ...] = ("text",)
+    metadata: bool = False
+    byline: str = "keep"
 
     def __post_init__(self) -> None:
         if self.method not in METHOD_NAMES:
@@ -183,7 +195,7 @@ class CEPRConfig:
         _check_int("CEPR_MAX_HTML_BYTES", self.max_html_bytes, 0)
         _check_int("CEPR_MAX_PENDING_PAGES", self.max_pending_pages, 1)
         _check_int("CEPR_WARN_LIMIT", self.warn_limit, 0)
-        for attr, allowed in (("overwrite", OVERWRITE), ("non_article", NON_ARTICLE)):
+        for attr, allowed in (("overwrite", OVERWRITE), ("non_article", NON_ARTICLE), ("byline", BYLINE)):
             if getattr(self, attr) not in allowed:
                 raise ValueError(f"{_PREFIX + attr.upper()} must be one of {', '.join(allowed)}; "
                                  f"got {getattr(self, attr)!r}")
@@ -193,7 +205,11 @@ class CEPRConfig:
         t = self.timeout
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
             raise ValueError(f"CEPR_TIMEOUT must be a number of seconds > 0; got {t!r}")
-        for attr in ("enabled", "keep_html", "opt_in"):
+        if (not isinstance(self.body_formats, tuple) or not self.body_formats
+                or any(f not in BODY_FORMATS for f in self.body_formats)):
+            raise ValueError(f"CEPR_BODY_FORMATS must be a non-empty list of {', '.join(BODY_FORMATS)}; "
+                             f"got {self.body_formats!r}")
+        for attr in ("enabled", "keep_html", "opt_in", "metadata"):
             if not isinstance(getattr(self, attr), bool):
                 raise ValueError(  # noqa: TRY004 - settings errors are ValueErrors naming the setting
                     f"{_PREFIX + attr.upper()} must be True or False; got {getattr(self, attr)!r}")
@@ -299,7 +315,15 @@ class CEPRConfig:
             warn_limit=_int("CEPR_WARN_LIMIT", get("CEPR_WARN_LIMIT", 5)),
             pool_after_seconds=_float("CEPR_POOL_AFTER_SECONDS", get("CEPR_POOL_AFTER_SECONDS", 1.0)),
             ignored=tuple(sorted(ignored)),
+            body_formats=_names_list("CEPR_BODY_FORMATS", get("CEPR_BODY_FORMATS", ("text",))),
+            metadata=_bool("CEPR_METADATA", get("CEPR_METADATA", False)),
+            byline=get("CEPR_BYLINE", "keep"),
         )
+
+    @property
+    def extra_formats(self) -> tuple[str, ...]:
+        """The body formats besides text (``"html"``, ``"markdown"``) the worker computes."""
+        return tuple(f for f in self.body_formats if f != "text")
 
 
 def _all_param_settings() -> frozenset[str]:
@@ -352,6 +376,26 @@ def _bool(setting: str, value: Any) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
         return value.strip().lower() in ("true", "1", "yes", "on")
     raise ValueError(f"{setting} must be True or False; got {value!r}")
+
+
+def _names_list(setting: str, value: Any) -> tuple[str, ...]:
+    """A list setting given as a list/tuple, a JSON list string or comma-separated names.
+
+    >>> _names_list("CEPR_BODY_FORMATS", '["text", "html"]'), _names_list("X", "text, markdown")
+    (('text', 'html'), ('text', 'markdown'))
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ValueError(f"{setting} must be a list of names; got {value!r}") from None
+        else:
+            value = [v.strip() for v in text.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{setting} must be a list of names; got {value!r}")
+    return tuple(dict.fromkeys(value))
 
 
 def _int(setting: str, value: Any) -> Any:

@@ -61,7 +61,9 @@ class HtmlBytes(bytes):
         return html_to_unicode(f"charset={self.encoding}" if self.encoding else None, bytes(self))[1]
 
 
-def extract_page(html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict[str, Any], float]:
+def extract_page(html: str | bytes, url: str | None, method: str, params: dict[str, Any], *,
+                 formats: tuple[str, ...] = (), metadata: bool = False,
+                 byline: str = "keep") -> tuple[dict[str, Any], float]:
     """Extract one page with :func:`scrapy_cepr.extract`.
 
     :param html: the page: :class:`HtmlBytes` (decoded by the core with its
@@ -70,10 +72,18 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     :param url: the page URL (for the core's result; not sent back).
     :param method: one of :data:`scrapy_cepr.METHOD_NAMES`.
     :param params: the method's keyword parameters (already validated by the settings).
+    :param formats: extra body formats, ``"html"`` and/or ``"markdown"``
+        (``CEPR_BODY_FORMATS``), computed here while the page is parsed
+        (:func:`scrapy_cepr.core.formats.body_html` on the page already in memory).
+    :param metadata: also read the article's metadata (``CEPR_METADATA``,
+        :func:`scrapy_cepr.metadata.extract_metadata`).
+    :param byline: ``"move"`` removes the byline line from the body formats when the
+        metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.metadata.move_byline`).
     :returns: ``(result, seconds)``: ``{"title": str | None, "body": str, "page_type":
-        "article" | "list" | None}`` (only what the pipeline writes, to keep the way back
-        small; the page type from :func:`scrapy_cepr.core.pagetype.page_type` on the same
-        parsed page) and the wall-clock seconds the extraction took in the worker.
+        "article" | "list" | None}`` plus ``body_html`` / ``body_markdown`` / ``metadata``
+        when asked (only what the pipeline writes, to keep the way back small; the page
+        type from :func:`scrapy_cepr.core.pagetype.page_type` on the same parsed page) and
+        the wall-clock seconds the extraction took in the worker.
     :raises NotHTMLError: the input is not HTML (binary, JSON, text without markup).
     :raises ValueError: bad method or parameters.
 
@@ -81,15 +91,71 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     ...                                "http://example.com/a", "setpr", {})
     >>> sorted(result), result["title"], seconds >= 0
     (['body', 'page_type', 'title'], 'Hi', True)
+    >>> result, _ = extract_page("<html><body><h1>Hi</h1><p>One, <a href='/x'>two</a>. Three.</p></body></html>",
+    ...                          "http://example.com/a", "setpr", {}, formats=("html", "markdown"))
+    >>> result["body_html"], result["body_markdown"]
+    ('<p>One, <a href="http://example.com/x">two</a>. Three.</p>', 'One, [two](http://example.com/x). Three.')
     """
     start = time.perf_counter()
-    # scrapy_cepr.extract(), with the parsed page kept for the page type (one parse).
+    # scrapy_cepr.extract(), with the parsed page kept for the page type and the body
+    # formats (one parse; the lazy Extraction.body_html would parse the page again).
     spec = get_method(method)
     validated = spec.make_params(**params)
     page = Page.from_html(html, url=url, encoding=getattr(html, "encoding", None))
     extraction = spec.run(page, validated)
-    result = {"title": extraction.title, "body": extraction.body, "page_type": page_type(page)}
+    result: dict[str, Any] = {"title": extraction.title, "body": extraction.body, "page_type": page_type(page)}
+    if formats or metadata or byline != "keep":
+        _add_formats(result, page, extraction, url, formats=formats, metadata=metadata, byline=byline)
     return result, time.perf_counter() - start
+
+
+def _add_formats(out: dict[str, Any], page: Page, extraction: Any, url: str | None, *,
+                 formats: tuple[str, ...], metadata: bool, byline: str) -> None:
+    """Add the body formats and the metadata that :func:`extract_page` was asked for to
+    *out*, from the *page* the method just ran on."""
+    from .core.formats import body_html as page_body_html
+    from .core.formats import html_to_markdown, lines_html
+
+    if "html" in formats or "markdown" in formats:
+        nodes = extraction.nodes
+        if not extraction.body:
+            out["body_html"] = ""
+        elif nodes is not None and nodes.path_ids is not None and len(nodes) == len(page.texts):
+            out["body_html"] = page_body_html(page, nodes.keep)
+        else:
+            out["body_html"] = lines_html(extraction.body)
+    meta = None
+    if metadata or byline == "move":
+        from .metadata import extract_metadata
+
+        meta = extract_metadata(page.source, url=url, headline=extraction.title, content_html=out.get("body_html"))
+    if byline == "move" and meta is not None:
+        from .metadata import move_byline
+
+        out["body"], line = move_byline(out["body"], meta["authors"])
+        if line is not None and "body_html" in out:
+            out["body_html"] = _drop_block(out["body_html"], line)
+    if "markdown" in formats:
+        out["body_markdown"] = html_to_markdown(out["body_html"])
+    if "html" not in formats:
+        out.pop("body_html", None)
+    if metadata:
+        out["metadata"] = meta
+
+
+def _drop_block(body_html: str, line: str) -> str:
+    """*body_html* without the first block (one per line) whose text is *line*."""
+    from lxml import html as lxml_html
+
+    blocks = body_html.split("\n")
+    for i, block in enumerate(blocks):
+        try:
+            text = " ".join(lxml_html.fragment_fromstring(block).text_content().split())
+        except (ValueError, TypeError):  # not a single element
+            continue
+        if text == line:
+            return "\n".join(blocks[:i] + blocks[i + 1:])
+    return body_html
 
 
 def warm_up(method: str) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..methods import get_method
@@ -60,4 +61,7 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-ar
     spec = get_method(method)
     validated = spec.make_params(**params)
     page = Page.from_html(html, url=url, encoding=encoding)
-    return spec.run(page, validated)
+    result = spec.run(page, validated)
+    if result.source is None:  # methods that build their own Extraction (CETR, empty pages)
+        result = replace(result, source=page.source)
+    return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -89,7 +90,12 @@ class Extraction:
     * ``tau``: the threshold τ the method applied (None when it has none or the page is
       empty);
     * ``url``: the page URL given to :func:`~scrapy_cepr.extract`;
-    * ``nodes``: the :class:`NodeTable` inspection view, or None for an empty page.
+    * ``nodes``: the :class:`NodeTable` inspection view, or None for an empty page;
+    * ``source``: the decoded HTML the extraction was made from (or None). It is kept so
+      that :attr:`body_html`, :attr:`body_markdown` and :attr:`metadata` can be computed
+      on first access; it costs the page's size in characters while the result lives,
+      while the lxml tree (several times larger) is never kept: the first access to
+      :attr:`body_html` parses *source* again (see :mod:`scrapy_cepr.core.formats`).
     """
 
     title: str | None
@@ -99,15 +105,59 @@ class Extraction:
     tau: float | None = None
     url: str | None = None
     nodes: NodeTable | None = field(default=None, repr=False)
+    source: str | None = field(default=None, repr=False)
+
+    @cached_property
+    def body_html(self) -> str:
+        """The main content as clean, safe HTML (``p``, headings, lists, tables, figures,
+        links and images with absolute URLs; no script, handler, style or ``javascript:``
+        URL), computed on first access by :func:`scrapy_cepr.core.formats.body_html`
+        from a new parse of :attr:`source`. Methods whose units are source lines (CETR)
+        give their body lines as ``<p>`` paragraphs; ``""`` when nothing is content."""
+        from .formats import body_html, lines_html
+
+        if not self.body:
+            return ""
+        nodes = self.nodes
+        if self.source is None or nodes is None or nodes.path_ids is None:
+            return lines_html(self.body)
+        from .page import Page
+
+        page = Page.from_html(self.source, url=self.url)
+        if len(page.texts) != len(nodes):  # not the page the mask was computed on
+            return lines_html(self.body)
+        return body_html(page, nodes.keep)
+
+    @cached_property
+    def body_markdown(self) -> str:
+        """:attr:`body_html` converted to Markdown by ``markdownify``
+        (:func:`scrapy_cepr.core.formats.html_to_markdown`), computed on first access."""
+        from .formats import html_to_markdown
+
+        return html_to_markdown(self.body_html)
+
+    @cached_property
+    def metadata(self) -> dict[str, Any]:
+        """The article's metadata (headline, authors, dates, language, description, lead
+        image, canonical URL, site name, section, tags, and the ``sources`` of each
+        value), computed on first access by :func:`scrapy_cepr.metadata.extract_metadata`
+        from :attr:`source`. When :attr:`body_html` was read before, its first image is
+        the lead image of a page whose structured data names none."""
+        from ..metadata import extract_metadata
+
+        content_html = self.__dict__.get("body_html")  # the lead image from the content, if already built
+        return extract_metadata(self.source or "", url=self.url, headline=self.title, content_html=content_html)
 
     @property
     def empty(self) -> bool:
         """True when no main content was found (``body == ""``)."""
         return not self.body
 
-    def to_dict(self, *, nodes: bool = False) -> dict[str, Any]:
-        """JSON-serialisable dict: ``url, title, body, method, params, tau`` and, with
-        ``nodes=True``, the per-unit records of :meth:`NodeTable.records`."""
+    def to_dict(self, *, nodes: bool = False, formats: Sequence[str] = (), metadata: bool = False) -> dict[str, Any]:
+        """JSON-serialisable dict: ``url, title, body, method, params, tau``; with
+        ``nodes=True``, the per-unit records of :meth:`NodeTable.records`; ``body_html``
+        / ``body_markdown`` when *formats* holds ``"html"`` / ``"markdown"``; and
+        ``metadata`` with ``metadata=True``."""
         out: dict[str, Any] = {
             "url": self.url,
             "title": self.title,
@@ -118,6 +168,12 @@ class Extraction:
         }
         if nodes:
             out["nodes"] = self.nodes.records() if self.nodes is not None else []
+        if "html" in formats:
+            out["body_html"] = self.body_html
+        if "markdown" in formats:
+            out["body_markdown"] = self.body_markdown
+        if metadata:
+            out["metadata"] = self.metadata
         return out
 
 
@@ -178,7 +234,8 @@ def text_node_extraction(
         title_index=title[1],
     )
     body = assemble_body(page.texts, page.blocks, keep)
-    return Extraction(title=title[0], body=body, method=method, params=params, tau=tau, url=page.url, nodes=nodes)
+    return Extraction(title=title[0], body=body, method=method, params=params, tau=tau, url=page.url, nodes=nodes,
+                      source=page.source)
 
 
 class _PagePaths(Sequence):

@@ -30,8 +30,8 @@ _MIN_MATCH = 80.0
 
 
 def strip_site_name(title: str) -> str:
-    """Remove a site name glued to a ``<title>`` with `` | ``, `` - ``, `` – ``, `` — ``,
-    `` : ``, `` :: ``, `` // ``, `` » ``, `` · `` or `` • ``: the longest part is kept.
+    """Remove a site name glued to a ``<title>`` with ``" | "``, ``" - "``, ``" – "``, ``" — "``,
+    ``" : "``, ``" :: "``, ``" // "``, ``" » "``, ``" · "`` or ``" • "``: the longest part is kept.
 
     >>> strip_site_name("Storm hits the coast | Daily Planet")
     'Storm hits the coast'

@@ -1,0 +1,337 @@
+"""Body formats: ``body_html`` (clean, safe HTML of the kept text nodes) and
+``body_markdown`` (from it, by markdownify), lazily on :class:`Extraction`, eagerly in the
+worker, and as item fields through the pipeline (``CEPR_BODY_FORMATS``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import lxml.html
+import numpy as np
+import pytest
+
+from scrapy_cepr import METHOD_NAMES, extract
+from scrapy_cepr.core.formats import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, _safe_url, body_html, lines_html, text_slots
+from scrapy_cepr.core.page import Page
+from scrapy_cepr.settings import CEPRConfig
+from scrapy_cepr.worker import extract_page
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HOSTILE = (FIXTURES / "formats_hostile.html").read_bytes()
+HOSTILE_URL = "https://gazette.example/news/2024/keepers-return"
+TEXT_NODE_METHODS = [m for m in METHOD_NAMES if not m.startswith("cetr")]
+
+
+def _blocks(html: str) -> list:
+    return [b for b in lxml.html.fragments_fromstring(html) if not isinstance(b, str)] if html else []
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text)
+
+
+# -- safety ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_hostile_markup_leaves_no_script_handler_style_or_javascript_url(method):
+    html = extract(HOSTILE, url=HOSTILE_URL, method=method).body_html
+    assert html  # every method keeps the story's paragraphs
+    lowered = html.lower()
+    for bad in ("<script", "onerror", "onclick", "onmouseover", "onload", "javascript:", "style", "<iframe",
+                "data:", "alert(", "document.cookie", "evil.example", "ads.example"):
+        assert bad not in lowered, (method, bad)
+    # Only allow-listed elements and attributes survive.
+    for block in _blocks(html):
+        for el in block.iter():
+            assert el.tag in ALLOWED_TAGS, el.tag
+            assert set(el.attrib) <= set(ALLOWED_ATTRIBUTES.get(el.tag, ())), (el.tag, dict(el.attrib))
+
+
+def test_links_and_images_are_absolute_against_base_href():
+    # <base href="https://gazette.example/news/2024/"> beats the page URL's directory.
+    r = extract(HOSTILE, url="https://other.example/x/y", method="setpr")
+    doc = lxml.html.fragment_fromstring(r.body_html, create_parent="div")
+    hrefs = [a.get("href") for a in doc.iter("a")]
+    assert "https://gazette.example/news/2024/keepers.html" in hrefs
+    assert "mailto:plans@gazette.example" in hrefs
+    # The javascript: and data: links keep their text but lose the element.
+    assert all(h for h in hrefs)
+    assert "was not taken lightly" in doc.text_content() and "a summary" in doc.text_content()
+    [img] = list(doc.iter("img"))
+    assert img.get("src") == "https://gazette.example/news/2024/images/lighthouse.jpg"
+    assert img.get("alt") == "The lighthouse at dusk"
+    figure = img.getparent()
+    assert figure.tag == "figure" and figure.find("figcaption").text.startswith("The lighthouse at dusk, seen")
+
+
+@pytest.mark.parametrize(
+    ("value", "base", "expected"),
+    [
+        ("keepers.html", "https://g.example/news/", "https://g.example/news/keepers.html"),
+        ("//cdn.example/a.jpg", "https://g.example/", "https://cdn.example/a.jpg"),
+        ("JaVaScRiPt:alert(1)", "https://g.example/", None),
+        (" java\tscript:alert(1)", "https://g.example/", None),
+        ("vbscript:msgbox(1)", None, None),
+        ("data:image/png;base64,AAAA", "https://g.example/", None),
+        ("mailto:a@b.example", None, "mailto:a@b.example"),
+        ("relative/only.html", None, "relative/only.html"),  # no URL, no <base>: stays relative
+    ],
+)
+def test_safe_url(value, base, expected):
+    assert _safe_url(value, base) == expected
+
+
+# -- structure ---------------------------------------------------------------------------
+
+
+def test_nce_keeps_the_whole_story_with_its_structure():
+    # NCE keeps every block of this page's story (and the menu/footer link lines), so its
+    # body_html shows each structure of the allow-list once.
+    html = extract(HOSTILE, url=HOSTILE_URL, method="nce").body_html
+    tags = [b.tag for b in _blocks(html)]
+    for tag in ("h1", "p", "figure", "ul", "h2", "table", "blockquote"):
+        assert tag in tags, tag
+    table = lxml.html.fragment_fromstring(html, create_parent="div").find(".//table")
+    assert [c.text for c in table.iter("th", "td")] == [
+        "Item, per year", "Cost, in pounds", "Two keepers' salaries, with housing", "64,000",
+        "Maintenance of the radar mast, and spares", "12,500"]
+    items = [li.text for li in lxml.html.fragment_fromstring(html, create_parent="div").iter("li")]
+    assert items[0] == "checking the radar mast and the fog signal every morning, before nine;"
+    assert len(items) == 3
+
+
+@pytest.mark.parametrize("method", TEXT_NODE_METHODS)
+def test_body_html_holds_exactly_the_words_of_the_body(method):
+    # Same kept text nodes, so the same words in the same order, for every method whose
+    # units are text nodes.
+    for path in [FIXTURES / "formats_hostile.html", FIXTURES / "article_basic.html",
+                 *sorted((Path(__file__).parents[1] / "example_project/site/articles").glob("*.html"))]:
+        r = extract(path.read_bytes(), url="http://site.example/a/b.html", method=method)
+        text = " ".join(t for b in _blocks(r.body_html) for t in b.itertext())
+        # Compared without word breaks: the body joins adjacent text nodes with a space,
+        # HTML keeps minified markup as written ("Marsh</span><span>2 July").
+        assert "".join(_words(text)) == "".join(_words(r.body)), (method, path.name)
+
+
+def test_blocks_and_inline_runs_by_hand():
+    # Text nodes: "Menu"(0) "Lead"(1) "One"(2) "two"(3) "."(4) "Item"(5) "Tail"(6) "Foot"(7)
+    page = Page.from_html('<body><div><a href="/">Menu</a></div><div class="s">Lead <span>One</span> '
+                          '<b>two</b>.<ul><li>Item</li></ul>Tail</div><p>Foot</p></body>', url="http://a.example/")
+    assert [page.texts[i] for i in range(len(page))] == ["Menu", "Lead", "One", "two", ".", "Item", "Tail", "Foot"]
+    keep = np.array([False, True, True, True, True, True, True, False])
+    assert body_html(page, keep) == "<p>Lead One <b>two</b>.</p>\n<ul><li>Item</li></ul>\n<p>Tail</p>"
+
+
+def test_dropped_nodes_inside_a_kept_block_are_blanked_and_tails_kept():
+    page = Page.from_html("<body><p>Kept <a href='/ad'>Sponsored</a> tail kept.</p></body>", url="http://a.example/")
+    assert page.texts == ["Kept", "Sponsored", "tail kept."]
+    assert body_html(page, [True, False, True]) == "<p>Kept tail kept.</p>"  # whitespace runs collapsed
+
+
+def test_image_in_a_block_without_kept_text_is_dropped():
+    page = Page.from_html('<body><div><img src="/ad.gif"><a href="/">Ad</a></div>'
+                          '<p><img src="/in.jpg">Story text.</p></body>', url="http://a.example/")
+    html = body_html(page, [False, True])
+    assert html == '<p><img src="http://a.example/in.jpg">Story text.</p>'
+
+
+def test_lazy_images_use_data_src_and_skip_data_urls():
+    page = Page.from_html('<body><p><img src="data:image/gif;base64,R0lG" data-src="/real.jpg" alt="x">'
+                          'Text.</p></body>', url="https://a.example/s/")
+    assert body_html(page, [True]) == '<p><img src="https://a.example/real.jpg" alt="x">Text.</p>'
+
+
+def test_text_slots_match_the_page_models_owners():
+    page = Page.from_html(HOSTILE)
+    slots = text_slots(page.root.find("body"))
+    assert len(slots) == len(page)
+    assert all((el.getparent() if tail else el) is owner for (el, tail), owner in zip(slots, page.owners))
+
+
+def test_owner_based_slots_equal_the_tree_walk():
+    from scrapy_cepr.core.formats import _slots_from_owners
+
+    for path in [FIXTURES / "formats_hostile.html",
+                 *sorted((Path(__file__).parents[1] / "example_project/site/articles").glob("*.html"))]:
+        page = Page.from_html(path.read_bytes())
+        assert _slots_from_owners(page) == text_slots(page.root.find("body")), path.name
+
+
+def test_bad_mask_is_a_clear_error():
+    page = Page.from_html("<body><p>One.</p></body>")
+    with pytest.raises(ValueError, match="one entry per text node"):
+        body_html(page, [True, False])
+
+
+def test_empty_body_gives_empty_formats():
+    r = extract("<html><body></body></html>")
+    assert (r.body_html, r.body_markdown) == ("", "")
+
+
+def test_line_methods_give_escaped_paragraphs():
+    r = extract(HOSTILE, url=HOSTILE_URL, method="cetr")
+    assert r.body_html == lines_html(r.body)
+    assert lines_html("a < b & c\n\nd") == "<p>a &lt; b &amp; c</p>\n<p>d</p>"
+
+
+# -- markdown ----------------------------------------------------------------------------
+
+
+def test_markdown_has_headings_links_images_lists_and_tables():
+    md = extract(HOSTILE, url=HOSTILE_URL, method="nce").body_markdown
+    assert "# Lighthouse keepers return to Fenwick Point" in md
+    assert "## What it costs" in md
+    assert "[full report](https://gazette.example/news/2024/keepers.html)" in md
+    assert "![The lighthouse at dusk](https://gazette.example/news/2024/images/lighthouse.jpg)" in md
+    assert "- checking the radar mast" in md
+    assert "| Two keepers' salaries, with housing | 64,000 |" in md
+    assert "> \"It is a return" in md
+    assert "javascript" not in md.lower() and "<" not in md
+
+
+# -- laziness, memory, worker ------------------------------------------------------------
+
+
+def test_formats_are_computed_on_first_access_only():
+    r = extract(HOSTILE, url=HOSTILE_URL)
+    assert "body_html" not in r.__dict__ and "body_markdown" not in r.__dict__
+    md = r.body_markdown
+    assert "body_html" in r.__dict__ and r.body_markdown is md
+    # The result keeps the decoded HTML (for the lazy formats), not the lxml tree.
+    assert isinstance(r.source, str) and not any(isinstance(v, Page) for v in r.__dict__.values())
+
+
+@pytest.mark.parametrize("method", TEXT_NODE_METHODS)
+def test_worker_and_lazy_property_agree(method):
+    lazy = extract(HOSTILE, url=HOSTILE_URL, method=method)
+    eager = extract_page(HOSTILE, HOSTILE_URL, method, {}, formats=("html", "markdown"))[0]
+    assert (eager["title"], eager["body"]) == (lazy.title, lazy.body)
+    assert eager["body_html"] == lazy.body_html
+    assert eager["body_markdown"] == lazy.body_markdown
+
+
+def test_worker_sends_back_only_what_is_asked():
+    result, _ = extract_page(HOSTILE, HOSTILE_URL, "setpr", {})
+    assert sorted(result) == ["body", "page_type", "title"]
+    result, _ = extract_page(HOSTILE, HOSTILE_URL, "setpr", {}, formats=("markdown",))
+    assert sorted(result) == ["body", "body_markdown", "page_type", "title"]
+
+
+def test_setting_body_formats():
+    assert CEPRConfig.from_settings({}).extra_formats == ()
+    config = CEPRConfig.from_settings({"CEPR_BODY_FORMATS": '["text", "html", "markdown"]'})
+    assert config.body_formats == ("text", "html", "markdown") and config.extra_formats == ("html", "markdown")
+    assert CEPRConfig.from_settings({"CEPR_BODY_FORMATS": "text,markdown"}).extra_formats == ("markdown",)
+    with pytest.raises(ValueError, match="CEPR_BODY_FORMATS must be a non-empty list of text, html, markdown"):
+        CEPRConfig.from_settings({"CEPR_BODY_FORMATS": ["text", "pdf"]})
+    with pytest.raises(ValueError, match="CEPR_BODY_FORMATS must be a list of names"):
+        CEPRConfig.from_settings({"CEPR_BODY_FORMATS": "[broken"})
+    with pytest.raises(ValueError, match="CEPR_BYLINE must be 'keep' or 'move'"):
+        CEPRConfig.from_settings({"CEPR_BYLINE": "drop"})
+
+
+def test_pipeline_writes_the_asked_formats():
+    from test_pipeline import URL, ArticleItem, Harness, html_response
+
+    h = Harness(CEPR_BODY_FORMATS=["text", "html", "markdown"])
+    [item] = h.run(({"url": URL}, html_response()))
+    assert item["body_html"].startswith("<p>The storm, which formed on Monday")
+    assert item["body_markdown"].startswith("The storm, which formed on Monday")
+    assert item["body_html"].count("<p>") == item["body"].count("\n") + 1
+    # A scrapy.Item without the field is a configuration error naming it and the setting.
+    h = Harness(CEPR_BODY_FORMATS=["text", "html"])
+    with pytest.raises(ValueError, match=r"has no field 'body_html' \(CEPR_BODY_FORMATS\)"):
+        h.run((ArticleItem(url=URL), html_response()))
+    # Default: text only, no new field.
+    [item] = Harness().run(({"url": URL}, html_response()))
+    assert "body_html" not in item and "body_markdown" not in item and "metadata" not in item
+
+
+def test_base_href_cannot_switch_to_a_local_or_script_scheme():
+    for base in ("file:///etc/", "javascript:alert(1)//"):
+        page = Page.from_html(f'<head><base href="{base}"></head><body><p><a href="x">Link</a> text.</p></body>',
+                              url="https://a.example/s/")
+        assert body_html(page, [True, True]) == '<p><a href="https://a.example/s/x">Link</a> text.</p>'
+
+
+# -- command line ------------------------------------------------------------------------
+
+
+def _cli(capsys, *argv):
+    from scrapy_cepr.cli import main
+
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_cli_output_formats(capsys):
+    path = str(FIXTURES / "formats_hostile.html")
+    status, html, _ = _cli(capsys, "extract", path, "--method", "nce", "--output-format", "html")
+    assert status == 0 and html.startswith("<!DOCTYPE html>")
+    assert "<h1>Lighthouse keepers return to Fenwick Point</h1>" in html and "<table>" in html
+    assert "javascript:" not in html and "onerror" not in html
+    status, md, _ = _cli(capsys, "extract", path, "--method", "nce", "--output-format", "markdown")
+    assert md.startswith("# Lighthouse keepers return to Fenwick Point\n\n")
+    assert "](https://gazette.example/news/2024/keepers.html)" in md
+    status, out, _ = _cli(capsys, "extract", str(FIXTURES / "meta_structured.html"), "--output-format", "json",
+                          "--with-metadata", "--body-formats", "html")
+    data = __import__("json").loads(out)
+    assert data["metadata"]["authors"] == ["Iona MacLeod", "Sam Reid"] and data["body_html"].startswith("<p>")
+    status, txt, _ = _cli(capsys, "extract", str(FIXTURES / "meta_structured.html"), "--with-metadata")
+    assert txt.startswith('---\nheadline: "Ferry timetable changes for winter"\nauthors: "Iona MacLeod; Sam Reid"\n')
+
+
+def test_cli_many_inputs_input_dir_parallel_and_output_dir(capsys, tmp_path):
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    for name in ("formats_hostile.html", "meta_plain.html"):
+        (src / name).write_bytes((FIXTURES / name).read_bytes())
+    (src / "sub" / "meta_structured.html").write_bytes((FIXTURES / "meta_structured.html").read_bytes())
+    (src / "broken.html").write_bytes(b"%PDF-1.7 not a page")
+    (src / "notes.txt").write_text("not an input")
+    out_dir = tmp_path / "out"
+    status, out, err = _cli(capsys, "extract", "--input-dir", str(src), "--output-dir", str(out_dir),
+                            "--output-format", "markdown", "--parallel", "2", "-q")
+    assert status == 1  # one input failed: reported, the others written
+    assert "broken.html" in err and "PDF" in err and out == ""
+    assert sorted(p.name for p in out_dir.iterdir()) == ["formats_hostile.md", "meta_plain.md", "meta_structured.md"]
+    assert (out_dir / "meta_plain.md").read_text().startswith("# Le marché couvert rouvre ses portes")
+    # Without --output-dir: JSON lines on stdout, in input order.
+    status, out, _ = _cli(capsys, "extract", str(src / "meta_plain.html"), str(src / "formats_hostile.html"),
+                          "--output-format", "json", "-q")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 2
+    assert [__import__("json").loads(x)["title"] for x in lines] == [
+        "Le marché couvert rouvre ses portes", "Lighthouse keepers return to Fenwick Point"]
+
+
+def test_cli_bad_options_exit_2(capsys):
+    path = str(FIXTURES / "meta_plain.html")
+    for argv in (["--parallel", "0"], ["--body-formats", "pdf"], ["--output-format", "docx"]):
+        with pytest.raises(SystemExit) as exc:
+            _cli(capsys, "extract", path, *argv)
+        assert exc.value.code == 2, argv
+    with pytest.raises(SystemExit) as exc:
+        _cli(capsys, "extract")
+    assert exc.value.code == 2
+
+
+def test_lazy_formats_work_after_the_page_is_freed():
+    # The result keeps the decoded HTML, not the Page: the page (and its lxml tree) is
+    # freed, and body_html parses the kept source again on first access.
+    import gc
+    import weakref
+
+    from scrapy_cepr.methods.cepr import CEPRParams, run
+
+    page = Page.from_html(HOSTILE.decode("utf-8"), url=HOSTILE_URL)
+    alive = weakref.ref(page)
+    result = run(page, CEPRParams())
+    del page
+    gc.collect()
+    assert alive() is None
+    assert result.source.startswith("<!DOCTYPE html>")
+    assert result.body_html == extract(HOSTILE, url=HOSTILE_URL).body_html
