@@ -223,6 +223,14 @@ class Geometry:
             raise RenderError("malformed geometry capture: style index out of range")
         return cls(rect, font, weight, shown, style, styles, viewport, page)
 
+    def to_json(self) -> dict[str, Any]:
+        """The capture's JSON object again (inverse of :meth:`from_json`), e.g. to cache a
+        render."""
+        return {"v": 1, "viewport": list(self.viewport), "page": list(self.page),
+                "rect": self.rect.astype(np.int64).ravel().tolist(), "font": self.font.tolist(),
+                "weight": self.weight.tolist(), "shown": self.shown.astype(int).tolist(),
+                "style": self.style.tolist(), "styles": [list(s) for s in self.styles]}
+
 
 @dataclass(frozen=True, eq=False)
 class Rendered:

@@ -26,6 +26,7 @@ _REGISTRY: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
     "cetr-tm": ("cetr", "CETRParams", "run", {"variant": "cetr-tm"}, "CETR-TM: tag ratios per line, threshold on smoothed TR"),
     "nce": ("nce", "NCEParams", "run", {}, "NCE: separator node, comment removal, title search (Laber et al. 2009)"),
     "cedst": ("cedst", "CEDSTParams", "run", {}, "CEDST: Dempster-Shafer fusion with a topic feature (Zhang et al. 2018)"),
+    "wang2009": ("wang2009", "Wang2009Params", "run", {}, "Wang 2009: SVMs over rendered geometry (Chromium), title and body subtrees"),
 }
 
 #: Names accepted by ``extract(method=...)``, ``CEPR_METHOD`` and ``--method``.
