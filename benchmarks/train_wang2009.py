@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import html
 import json
 import logging
 import os
@@ -56,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scrapy_cepr.core.page import Page, decode_html  # noqa: E402
 from scrapy_cepr.core.title import strip_site_name  # noqa: E402
-from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus  # noqa: E402
+from scrapy_cepr.evaluation import CORPUS_ENV, _shingles, benchmark_counts, benchmark_summary, load_corpus  # noqa: E402
 from scrapy_cepr.methods import wang2009 as w  # noqa: E402
 from scrapy_cepr.render import Geometry, Renderer  # noqa: E402
 
@@ -91,6 +92,12 @@ def f1_of(pred: str, gold: str) -> float:
     return 2 * c.tp / (2 * c.tp + c.fp + c.fn) if (c.tp + c.fp + c.fn) > 0 else 0.0
 
 
+def _f1_shingles(pred, true) -> float:
+    tp = sum((pred & true).values())
+    total = sum(pred.values()) + sum(true.values())
+    return 2 * tp / total if total else 0.0
+
+
 def render_cached(renderer: Renderer, source: str) -> tuple[str, Geometry, float]:
     key = hashlib.sha1(source.encode("utf-8", "surrogatepass")).hexdigest()
     path = CACHE / f"{key}.json.gz"
@@ -123,11 +130,11 @@ def reference_title(source: str) -> str | None:
                 stack.extend(d)
             elif isinstance(d, dict):
                 if isinstance(d.get("headline"), str) and d["headline"].strip():
-                    return " ".join(d["headline"].split())
+                    return " ".join(html.unescape(d["headline"]).split())
                 stack.extend(v for v in d.values() if isinstance(v, (dict, list)))
     for m in root.iter("meta"):
         if m.get("property") == "og:title" and m.get("content"):
-            return " ".join(m.get("content").split())
+            return " ".join(html.unescape(m.get("content")).split())
     return None
 
 
@@ -162,11 +169,16 @@ def load_pages(corpus: Path, limit: int | None) -> list[PageData]:
                 continue
             layout = w.Layout(page, geo)
             ids, xs, f1s = {}, {}, {}
+            gold = _shingles(s.gold_body)
+            known: dict[int, float] = {}
             for fs in (False, True):
                 p = w.Wang2009Params(first_screen=fs)
                 cid, feats = w.body_candidates(layout, p)
                 ids[fs], xs[fs] = cid, feats
-                f1s[fs] = np.array([f1_of(layout.text(e), s.gold_body) for e in cid.tolist()])
+                for e in cid.tolist():
+                    if e not in known:
+                        known[e] = _f1_shingles(_shingles(layout.text(e)), gold)
+                f1s[fs] = np.array([known[e] for e in cid.tolist()])
             out.append(PageData(s.id, site_of(s.url, s.id), s.gold_body, reference_title(source), layout, ids, xs, f1s, ms))
     finally:
         renderer.close()

@@ -11,6 +11,8 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
   reason: ``skipped: non-HTML response (application/pdf)``, ``skipped: page too large
   …``, ``failed: NotHTMLError: …``, ``timeout: timed out after 30 s``, ``empty: no main
   content found``.
+* ``body_html``: only with ``CEPR_METHOD="wang2009"`` and ``CEPR_STYLED_HTML=True``: the
+  article as HTML in its rendered style (when the item class can take the field).
 
 The crawl always goes on: a page that cannot be cleaned is exported with its error, a
 warning naming its URL is logged, and a stat is counted. The raw HTML is removed from the
@@ -185,6 +187,11 @@ class CEPRPipeline:
             self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)
             self._set(item, adapter, "title_field", result["title"])
             self._set(item, adapter, "body_field", result["body"])
+            if "body_html" in result:  # wang2009's styled HTML body (CEPR_STYLED_HTML=True)
+                try:
+                    adapter["body_html"] = result["body_html"]
+                except (KeyError, AttributeError, TypeError):
+                    logger.debug("item class %s has no body_html field", type(item).__name__)
             if result["body"]:
                 self.stats.inc_value("cepr/cleaned")
             else:

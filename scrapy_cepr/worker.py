@@ -68,7 +68,8 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     :param method: one of :data:`scrapy_cepr.METHOD_NAMES`.
     :param params: the method's keyword parameters (already validated by the settings).
     :returns: ``(result, seconds)``: ``{"title": str | None, "body": str}`` (only what
-        the pipeline writes, to keep the way back small) and the wall-clock seconds the
+        the pipeline writes, to keep the way back small; plus ``"body_html"`` when the
+        method made a styled HTML body: ``wang2009`` with ``styled_html=True``) and the wall-clock seconds the
         extraction took in the worker.
     :raises NotHTMLError: the input is not HTML (binary, JSON, text without markup).
     :raises ValueError: bad method or parameters.
@@ -80,7 +81,11 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     """
     start = time.perf_counter()
     extraction = extract(html, url=url, method=method, encoding=getattr(html, "encoding", None), **params)
-    return {"title": extraction.title, "body": extraction.body}, time.perf_counter() - start
+    result = {"title": extraction.title, "body": extraction.body}
+    body_html = getattr(extraction, "body_html", None)  # wang2009 with styled_html=True
+    if body_html is not None:
+        result["body_html"] = body_html
+    return result, time.perf_counter() - start
 
 
 def warm_up(method: str) -> int:

@@ -55,7 +55,7 @@ common one in 2009; the renders use that viewport); BigEnough's minimum area = 3
 :data:`FORMATTING_TAGS`. Without ``first_screen`` (the default: offline renders lack
 the sites' stylesheets, and only 47 of the corpus's 181 bodies start in a first 768-px
 screen), WholeInScreen uses a screen placed at the body instead of the page top: the
-title must lie whole within ``[body top − ScreenHeight, body top + ScreenHeight]``.
+title must lie whole within ``[body top − TwoScreensHeight, body top + ScreenHeight]``.
 
 **Models.** Both are RBF-kernel SVMs with Platt's sigmoid (``P = 1 / (1 + exp(A·f +
 B))`` on the decision value ``f``, Sec. 3.2.1), trained by
@@ -156,13 +156,28 @@ class Wang2009Params:
     def __post_init__(self) -> None:
         check_choice("features", self.features, tuple(BODY_FEATURES))
         for name in ("first_screen", "styled_html", "scripts"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, _check_bool(name, getattr(self, name)))
         object.__setattr__(self, "min_area", check_real("min_area", self.min_area, 0.0))
         timeout = check_real("render_timeout", self.render_timeout, 0.0)
         if timeout <= 0:
             raise ValueError(f"render_timeout must be a float > 0, got {self.render_timeout!r}")
         object.__setattr__(self, "render_timeout", timeout)
+
+
+def _check_bool(name: str, value: object) -> bool:
+    """*value* as a bool; ``"true"``/``"false"`` (``--param styled_html=true``) and 0/1
+    are accepted.
+
+    >>> _check_bool("styled_html", "true"), _check_bool("styled_html", 0)
+    (True, False)
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
+        return value.strip().lower() in ("true", "yes", "1")
+    raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -381,7 +396,7 @@ def title_candidates(layout: Layout, body: int, params: Wang2009Params) -> tuple
     if params.first_screen:  # WholeInScreen
         ok &= (top >= 0) & (bottom <= SCREEN_HEIGHT) & (rect[:, 0] >= 0) & (rect[:, 0] + rect[:, 2] <= SCREEN_WIDTH + 1)
     else:  # a screen placed at the body
-        ok &= (top >= b_top - SCREEN_HEIGHT) & (bottom <= b_top + SCREEN_HEIGHT)
+        ok &= (top >= b_top - TWO_SCREENS_HEIGHT) & (bottom <= b_top + SCREEN_HEIGHT)
     ok[: layout.body + 1] = False
     ok[t.end[layout.body]:] = False
     ids = np.flatnonzero(ok)
