@@ -8,9 +8,11 @@ paper:
 
 1. **Body** (Sec. 3, Fig. 11). The candidate subtrees are the elements that are displayed,
    have visible text and pass the filters: *BigEnough* (area ≥ ``min_area`` px²) and,
-   when ``first_screen`` is on, *top inside the first screen* (top < ScreenHeight). As in
-   Fig. 11, an element that fails a filter is not traversed further (its descendants are
-   not candidates). Each candidate gets the body features and the body SVM's Platt
+   when ``first_screen`` is on, *top inside the first screen* (top < ScreenHeight). Fig. 11
+   stops the traversal at an element that fails a filter, assuming a child is never
+   larger or higher than its parent; with CSS floats and positioning that is false (a
+   container of floated columns can be 0 px high), so each element is tested on its own
+   (our deviation). Each candidate gets the body features and the body SVM's Platt
    probability; the most probable one is ``T_BODY``.
 2. **Title** (Sec. 4, Fig. 12). The candidates are the smallest subtrees holding a piece
    of visible text (an element none of whose children holds all its text) that pass
@@ -323,19 +325,6 @@ class Layout:
         return mask
 
 
-def _passes_down(table: ElementTable, root: int, ok: np.ndarray) -> np.ndarray:
-    """bool ``(E,)``: elements of ``T_root`` that pass *ok* along with all their ancestors
-    up to *root* (Figs. 11–12: a failing subtree is not traversed)."""
-    out = np.zeros(len(table), bool)
-    if root < 0 or not ok[root]:
-        return out
-    out[root] = True
-    parent = table.parent
-    for e in range(root + 1, int(table.end[root])):
-        out[e] = ok[e] and out[parent[e]]
-    return out
-
-
 def body_candidates(layout: Layout, params: Wang2009Params) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The body candidates and their features (Sec. 3.1, Fig. 11).
 
@@ -347,7 +336,10 @@ def body_candidates(layout: Layout, params: Wang2009Params) -> tuple[np.ndarray,
     ok = layout.shown & (layout.chars > 0) & (rect[:, 2] * rect[:, 3] >= params.min_area)
     if params.first_screen:
         ok &= rect[:, 1] < SCREEN_HEIGHT
-    ids = np.flatnonzero(_passes_down(t, layout.body, ok))
+    ok[: max(layout.body, 0)] = False
+    if layout.body >= 0:
+        ok[t.end[layout.body]:] = False
+    ids = np.flatnonzero(ok)
     n = len(t)
     # Formatting elements among each element's children, and their text.
     fe = layout.is_formatting & layout.shown
