@@ -502,7 +502,8 @@ def styled_html(layout: Layout, body: int, title: int = -1) -> str:
     subtree, inside ``<article>``: elements that were not displayed are dropped; every
     element whose computed style differs from its parent's gets a ``style`` attribute
     with the computed font family, size, weight, style, colour, text alignment and line
-    height (the root gets all of them); ``href``/``src`` are made absolute against the
+    height (the root gets all of them); an image keeps its rendered width and height (px);
+    ``href``/``src`` are made absolute against the
     page URL (and ``<base href>``), a lazy image's ``data-src`` becomes its ``src``;
     scripts, event handlers (``on*``), ``javascript:`` URLs, classes, ids and form
     controls are removed.
@@ -552,6 +553,9 @@ def _styled_copy(layout: Layout, root: int, base: str) -> str:
                 el.set(name, urljoin(base, value.strip()) if name in ("href", "src") else value)
         if el.tag in ("img", "source") and attrs.get("data-src") and (not attrs.get("src") or attrs["src"].startswith("data:")):
             el.set("src", urljoin(base, attrs["data-src"].strip()))
+        if el.tag == "img" and k >= 0 and layout.rect[k, 2] > 0:  # keep the rendered size
+            el.set("width", str(int(layout.rect[k, 2])))
+            el.set("height", str(int(layout.rect[k, 3])))
         if k >= 0:
             g = int(layout.geo_index[k])
             pk = int(tab.parent[k])
