@@ -506,7 +506,7 @@ def styled_html(layout: Layout, body: int, title: int = -1) -> str:
     subtree, inside ``<article>``: elements that were not displayed are dropped; every
     element whose computed style differs from its parent's gets a ``style`` attribute
     with the computed font family, size, weight, style, colour, text alignment and line
-    height (the root gets all of them); an image keeps its rendered width and height (px);
+    height (the root gets all of them, and its rendered width as ``max-width``); an image keeps its rendered width and height (px);
     ``href``/``src`` are made absolute against the
     page URL (and ``<base href>``), a lazy image's ``data-src`` becomes its ``src``;
     scripts, event handlers (``on*``), ``javascript:`` URLs, classes, ids and form
@@ -566,7 +566,10 @@ def _styled_copy(layout: Layout, root: int, base: str) -> str:
             pg = int(layout.geo_index[pk]) if pk >= 0 else -1
             if g >= 0 and (k == root or pg < 0 or geo.style[g] != geo.style[pg]):
                 values = geo.styles[int(geo.style[g])]
-                el.set("style", "; ".join(f"{p}: {v}" for p, v in zip(_STYLE_PROPS, values)))
+                style = "; ".join(f"{p}: {v}" for p, v in zip(_STYLE_PROPS, values))
+                if k == root and layout.rect[k, 2] > 0:  # the column width it was read at
+                    style += f"; max-width: {int(layout.rect[k, 2])}px"
+                el.set("style", style)
     for el in drop:
         if el is copy:
             return ""
