@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         out.paste(im, (x, label))
         draw.text((x + 8, 8), text, fill=(0, 0, 0))
         x += im.width + gap
+    out = out.quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)  # ~110 kB
     out.save(args.output, optimize=True)
     print(f"wrote {args.output} ({out.width}x{out.height})")
     return 0
