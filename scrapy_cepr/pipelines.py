@@ -14,6 +14,9 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
   and section pages, :mod:`scrapy_cepr.core.pagetype`), None when not detected; not
   written with ``CEPR_NON_ARTICLE="keep"``; with ``"drop"`` the non-articles are dropped.
   Optional on item classes: a class that does not declare it does not get it.
+* ``body_html``, ``body_markdown`` (``CEPR_BODY_FORMATS``), ``metadata``
+  (``CEPR_METADATA``) and ``body_styled_html`` (``CEPR_METHOD="wang2009"`` with
+  ``CEPR_STYLED_HTML=True``: the article as HTML in its rendered style), when asked for.
 
 **Every item that reaches the pipeline carries every output field** (None when absent),
 in that order, so that a CSV feed (whose header is the first item's keys) has the same
@@ -436,11 +439,14 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def _extra_fields(config: CEPRConfig) -> dict[str, str]:
-    """The output fields that ``CEPR_BODY_FORMATS`` and ``CEPR_METADATA`` ask for, each
-    with the setting that asked (``{"body_html": "CEPR_BODY_FORMATS", …}``)."""
+    """The output fields that ``CEPR_BODY_FORMATS``, ``CEPR_METADATA`` and
+    ``CEPR_STYLED_HTML`` ask for, each with the setting that asked
+    (``{"body_html": "CEPR_BODY_FORMATS", …}``)."""
     fields = {f"body_{f}": "CEPR_BODY_FORMATS" for f in config.extra_formats}
     if config.metadata:
         fields["metadata"] = "CEPR_METADATA"
+    if config.params_dict.get("styled_html"):  # wang2009's styled article
+        fields["body_styled_html"] = "CEPR_STYLED_HTML"
     return fields
 
 

@@ -81,7 +81,8 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
         metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.metadata.move_byline`).
     :returns: ``(result, seconds)``: ``{"title": str | None, "body": str, "page_type":
         "article" | "list" | None}`` plus ``body_html`` / ``body_markdown`` / ``metadata``
-        when asked (only what the pipeline writes, to keep the way back small; the page
+        when asked, and ``body_styled_html`` when the method made one (``wang2009`` with
+        ``styled_html=True``) (only what the pipeline writes, to keep the way back small; the page
         type from :func:`scrapy_cepr.core.pagetype.page_type` on the same parsed page) and
         the wall-clock seconds the extraction took in the worker.
     :raises NotHTMLError: the input is not HTML (binary, JSON, text without markup).
@@ -104,6 +105,9 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     page = Page.from_html(html, url=url, encoding=getattr(html, "encoding", None))
     extraction = spec.run(page, validated)
     result: dict[str, Any] = {"title": extraction.title, "body": extraction.body, "page_type": page_type(page)}
+    styled = getattr(extraction, "body_styled_html", None)  # wang2009 with styled_html=True
+    if styled is not None:
+        result["body_styled_html"] = styled
     if formats or metadata or byline != "keep":
         _add_formats(result, page, extraction, url, formats=formats, metadata=metadata, byline=byline)
     return result, time.perf_counter() - start
