@@ -285,64 +285,62 @@ def _text_nodes(body: etree._Element) -> tuple:
     node_paths: list[int] = []
     node_blocks: list[int] = []
     breaks: list[bool] = []
-    # The open elements from <body> down, with their path ids and block element ids.
-    open_els = [body]
-    open_paths = [1]
-    open_blocks = [1]
-
-    def record(text: str, owner: etree._Element, pid: int, block: int, brk: bool) -> None:
-        raw.append(text)
-        owners.append(owner)
-        node_paths.append(pid)
-        node_blocks.append(block)
-        breaks.append(brk)
-
-    def close_until(parent: etree._Element) -> None:
-        """Close the open elements below *parent*; their tails come now, innermost first."""
-        while open_els[-1] is not parent:
-            closed = open_els.pop()
-            open_paths.pop()
-            open_blocks.pop()
-            tail = closed.tail
-            if tail and not tail.isspace():
-                record(tail, open_els[-1], open_paths[-1], open_blocks[-1], closed.tag in _BREAKING_TAGS)
-
+    # This loop is the page model's cost (Python per element): the list methods are bound
+    # once, the open elements are one stack of (element, path id, block id, breaks a line)
+    # tuples with its top in locals, and each tag name is read from lxml once.
+    add_raw, add_owner, add_path, add_block, add_break = (
+        raw.append, owners.append, node_paths.append, node_blocks.append, breaks.append
+    )
+    block_tags, breaking_tags, heading_tags = BLOCK_TAGS, _BREAKING_TAGS, _HEADING_TAGS
+    stack = [(body, 1, 1, True)]  # the open elements from <body> down
+    push, pop = stack.append, stack.pop
+    top, top_path, top_block = body, 1, 1
     next_block = 2
-    if body.text and not body.text.isspace():
-        record(body.text, body, 1, 1, False)
+    text = body.text
+    if text and not text.isspace():
+        add_raw(text), add_owner(body), add_path(1), add_block(1), add_break(False)
     elements = body.iter()
     next(elements)  # <body> itself
     for el in elements:
         parent = el.getparent()
-        if parent is not open_els[-1]:
-            close_until(parent)
-        pid = open_paths[-1]
+        while top is not parent:
+            # Close the open elements below the parent: their tails come now, innermost
+            # first, each owned by the element it is displayed in.
+            closed, _, _, closed_breaks = pop()
+            top, top_path, top_block, _ = stack[-1]
+            tail = closed.tail
+            if tail and not tail.isspace():
+                add_raw(tail), add_owner(top), add_path(top_path), add_block(top_block), add_break(closed_breaks)
         tag = el.tag
-        known = children[pid]
+        known = children[top_path]
         child = known.get(tag)
         if child is None:
             child = known[tag] = len(path_names)
             children.append({})
-            path_parents.append(pid)
+            path_parents.append(top_path)
             path_names.append(tag if isinstance(tag, str) else "#")
-            path_level.append(_HEADING_TAGS.get(tag, path_level[pid]))
-            path_link.append(tag == "a" or path_link[pid])
+            path_level.append(heading_tags.get(tag, path_level[top_path]))
+            path_link.append(tag == "a" or path_link[top_path])
             code = tag_codes.get(tag)
             if code is None:
                 code = tag_codes[tag] = _code(len(tag_codes))
-            path_codes.append(path_codes[pid] + code)
-        if tag in BLOCK_TAGS:
-            block = next_block
+            path_codes.append(path_codes[top_path] + code)
+        if tag in block_tags:
+            top_block = next_block
             next_block += 1
+            push((el, child, top_block, True))
         else:
-            block = open_blocks[-1]
-        open_els.append(el)
-        open_paths.append(child)
-        open_blocks.append(block)
+            push((el, child, top_block, tag in breaking_tags))
+        top, top_path = el, child
         text = el.text
         if text and not text.isspace():
-            record(text, el, child, block, False)
-    close_until(body)
+            add_raw(text), add_owner(el), add_path(child), add_block(top_block), add_break(False)
+    while top is not body:
+        closed, _, _, closed_breaks = pop()
+        top, top_path, top_block, _ = stack[-1]
+        tail = closed.tail
+        if tail and not tail.isspace():
+            add_raw(tail), add_owner(top), add_path(top_path), add_block(top_block), add_break(closed_breaks)
     texts = [" ".join(t.split()) for t in raw]
     paths = (path_parents, path_names, path_codes, path_level, path_link)
     return texts, owners, node_paths, node_blocks, breaks, paths
