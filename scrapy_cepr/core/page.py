@@ -20,6 +20,7 @@ is not displayed; its ``<title>`` is kept aside for the title search.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,11 +30,11 @@ from lxml import etree
 from w3lib.encoding import html_to_unicode
 
 from .errors import NotHTMLError
+from .parse import REMOVED_TAGS, encode_source, parse_html
 
 __all__ = ["BLOCK_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "sniff_not_html"]
 
-#: Elements removed with their content before the walk (spec §1 "Units").
-REMOVED_TAGS = ("script", "style", "noscript", "iframe", "template")
+logger = logging.getLogger(__name__)
 
 #: Elements that start a new line of the body (block-level display).
 BLOCK_TAGS = frozenset(
@@ -46,68 +47,79 @@ _BREAKING_TAGS = BLOCK_TAGS | {"br"}
 # Ogg, MP3, MP4/ftyp is too loose to sniff this way.
 _BINARY_MAGIC = ("%PDF", "\x89PNG", "GIF8", "\xff\xd8\xff", "PK\x03\x04", "\x1f\x8b", "RIFF", "OggS", "ID3")
 _MARKUP_RE = re.compile(r"<[A-Za-z!?/]")
-_XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
+# WHATWG MIME Sniffing, "binary data byte": 0x00-0x08, 0x0B, 0x0E-0x1A, 0x1C-0x1F.
+_BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+# Control characters that are not whitespace to str.split (C0, DEL, C1): never displayed.
+_CONTROL_RE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F])
+_C1_RE = re.compile(rb"\xc2[\x80-\x84\x86-\x9f]")
 _SNIFF_CHARS = 4096
 
-# A parser with safe defaults (as parsel does): no network, no entity tricks, no
-# ``huge_tree`` (libxml2's own limits on depth and text size stay in force), comments and
-# processing instructions dropped at parse time.
-_PARSER_OPTIONS = {
-    "remove_comments": True,
-    "remove_pis": True,
-    "no_network": True,
-    "huge_tree": False,
-    "remove_blank_text": False,
-    "default_doctype": False,
-}
-
-
 def decode_html(html: str | bytes, encoding: str | None = None) -> str:
-    """Decode page bytes to text with w3lib, as browsers do: BOM, then *encoding* (for
-    example from the HTTP ``Content-Type`` header), then ``<meta charset>``, then UTF-8.
+    """Decode page bytes to text with w3lib, as Scrapy's ``response.text`` does: BOM,
+    then *encoding* (for example from the HTTP ``Content-Type`` header), then
+    ``<meta charset>``, then UTF-8.
 
-    Invalid byte sequences become U+FFFD, never an exception. A ``str`` is returned
-    unchanged.
+    Invalid byte sequences become U+FFFD, never an exception. A label that names no text
+    encoding (``uu``, ``rot13``, ``base64``, ``undefined`` …, where w3lib raises
+    LookupError or UnicodeError) is ignored, as a browser ignores an unknown label
+    (WHATWG Encoding, "get an encoding" fails): the next source of the list is used. A
+    ``str`` is returned unchanged.
 
     >>> decode_html('<meta charset="gbk"><p>新闻</p>'.encode("gbk"))[-10:]
     '><p>新闻</p>'
+    >>> decode_html(b'<meta charset="rot13"><p>Hello</p>')[-12:]
+    '<p>Hello</p>'
     """
     if isinstance(html, str):
         return html
     if not isinstance(html, (bytes, bytearray, memoryview)):
         raise TypeError(f"html must be str or bytes, not {type(html).__name__}")
-    header = f"text/html; charset={encoding}" if encoding else None
-    return html_to_unicode(header, bytes(html))[1]
+    data = bytes(html)
+    headers = [f"text/html; charset={encoding}"] if encoding else []
+    headers += [None, "text/html; charset=utf-8"]  # then <meta charset>, then UTF-8
+    for header in headers:
+        try:
+            return html_to_unicode(header, data)[1]
+        except (LookupError, UnicodeError, TypeError) as exc:
+            logger.debug("charset ignored (%s): %s", header or "<meta charset>", exc)
+    return data.decode("utf-8", "replace")  # not reached: UTF-8 with "replace" never fails
 
 
 def sniff_not_html(source: str, raw: bytes | None = None) -> str | None:
     """Why *source* is not an HTML page, or None if it may be one.
 
     Looks at the first 4,096 characters (and, for bytes input, the first raw bytes):
-    binary magic numbers (PDF, PNG, GIF, JPEG, ZIP, gzip, RIFF, Ogg, MP3), many NUL
-    characters, a JSON document, and text without any tag. Empty or whitespace-only
-    input is *not* flagged (it is an empty page).
+    binary magic numbers (PDF, PNG, GIF, JPEG, ZIP, gzip, RIFF, Ogg, MP3); binary data,
+    i.e. more than 1 % of the characters are WHATWG "binary data bytes" (C0 controls
+    other than whitespace, the MIME Sniffing standard's rule for text vs binary, with a
+    tolerance for a few stray ones); a JSON document; and text without any tag. Empty or
+    whitespace-only input is *not* flagged (it is an empty page).
 
     >>> sniff_not_html('%PDF-1.7 ...')
     'binary data (PDF), not HTML'
     >>> sniff_not_html('{"title": "<b>x</b>"}')
     'JSON, not HTML'
+    >>> sniff_not_html('<p>' + '\\x03\\x91\\x00' * 100)
+    'binary data (control characters), not HTML'
     >>> sniff_not_html('<!doctype html><p>Hi</p>') is None
     True
     """
-    heads = [source[:_SNIFF_CHARS].lstrip("\ufeff \t\r\n\f")]
+    head = source[:_SNIFF_CHARS].lstrip("\ufeff \t\r\n\f")
+    heads = [head]
     if raw is not None and not raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
-        heads.append(raw[:_SNIFF_CHARS].decode("latin-1").lstrip(" \t\r\n\f"))
-    for head in heads:
+        heads.append(bytes(raw[:64]).decode("latin-1").lstrip(" \t\r\n\f"))
+    for start in heads:
         for magic in _BINARY_MAGIC:
-            if head.startswith(magic):
+            if start.startswith(magic):
                 kind = "PDF" if magic == "%PDF" else repr(magic)[1:-1].lstrip("\\x0123456789")
                 return f"binary data ({kind or 'magic number'}), not HTML"
-        if head.count("\x00") > max(8, len(head) // 100):
-            return "binary data (NUL bytes), not HTML"
-    head = heads[0]
     if not head:
         return None
+    data = head.encode("utf-8", "surrogatepass")
+    controls = len(data) - len(data.translate(None, _BINARY_BYTES))
+    if controls > max(4, len(head) // 100):
+        return "binary data (control characters), not HTML"
     if head[0] in "{[" and _is_json(source):
         return "JSON, not HTML"
     if not _MARKUP_RE.search(head):
@@ -169,14 +181,18 @@ class Page:
             ``<meta charset>``.
         :raises NotHTMLError: binary data, JSON or text without markup
             (:func:`sniff_not_html`).
+        :raises ParseError: the page is nested too deep to be parsed whole
+            (:func:`~scrapy_cepr.core.parse.parse_html`).
         :raises TypeError: *html* is neither str nor bytes.
 
-        Empty, whitespace-only and text-less pages give a Page with no text nodes. Deep
-        nesting is cut by libxml2 at 256 levels (``huge_tree`` stays off on purpose); the
-        walk itself is iterative, so no input can exhaust the Python stack.
+        Empty, whitespace-only and text-less pages give a Page with no text nodes. The
+        tree is laid out as a browser displays it (:mod:`scrapy_cepr.core.parse`: a head
+        that swallowed the body, content after an early ``</html>``, nesting deeper than
+        libxml2's limit); the walk is iterative, so no input can exhaust the Python stack.
+        Control characters (C0 and C1 except whitespace) are not part of any text.
         """
         source = decode_html(html, encoding)
-        reason = sniff_not_html(source, html if isinstance(html, bytes) else None)
+        reason = sniff_not_html(source, html if isinstance(html, (bytes, bytearray, memoryview)) else None)
         if reason:
             raise NotHTMLError(reason)
         root = _parse(source)
@@ -342,6 +358,13 @@ def _text_nodes(body: etree._Element) -> tuple:
         if tail and not tail.isspace():
             add_raw(tail), add_owner(top), add_path(top_path), add_block(top_block), add_break(closed_breaks)
     texts = [" ".join(t.split()) for t in raw]
+    if _has_controls("".join(texts)):  # rare
+        keep = [i for i, t in enumerate(raw) if _CONTROL_RE.sub("", t).split()]
+        texts = [" ".join(_CONTROL_RE.sub("", raw[i]).split()) for i in keep]
+        owners = [owners[i] for i in keep]
+        node_paths = [node_paths[i] for i in keep]
+        node_blocks = [node_blocks[i] for i in keep]
+        breaks = [breaks[i] for i in keep]
     paths = (path_parents, path_names, path_codes, path_level, path_link)
     return texts, owners, node_paths, node_blocks, breaks, paths
 
@@ -382,26 +405,29 @@ def _heading_runs(level: np.ndarray, blocks: np.ndarray) -> list[tuple[int, int,
     return runs
 
 
+def _has_controls(text: str) -> bool:
+    """Whether *text* holds a control character of :data:`_CONTROL_RE` (a C-speed test:
+    ``isprintable``, then a byte count on the UTF-8 form).
+
+    >>> _has_controls("caf\u00e9 \u00ad"), _has_controls("a\x01b"), _has_controls("a\x9fb")
+    (False, True, True)
+    """
+    if text.isprintable():
+        return False
+    data = text.encode("utf-8", "surrogatepass")
+    return len(data.translate(None, _CONTROL_BYTES)) != len(data) or _C1_RE.search(data) is not None
+
+
 def _clean(text: str | None) -> str | None:
+    """*text* trimmed, whitespace runs collapsed and control characters removed; None
+    if nothing is left."""
     if not text:
         return None
-    text = " ".join(text.split())
+    text = " ".join(_CONTROL_RE.sub("", text).split())
     return text or None
 
 
 def _parse(source: str) -> etree._Element | None:
-    """Parse *source* with the safe parser and strip removed elements; None if empty."""
-    if "\x00" in source:
-        source = source.replace("\x00", "")
-    source = _XML_DECL_RE.sub("", source, count=1)
-    if not source or source.isspace():
-        return None
-    parser = etree.HTMLParser(**_PARSER_OPTIONS)
-    try:
-        root = etree.fromstring(source, parser)
-    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
-        return None
-    if root is None:
-        return None
-    etree.strip_elements(root, *REMOVED_TAGS, with_tail=False)
-    return root
+    """Parse *source* into a repaired tree without :data:`REMOVED_TAGS`
+    (:mod:`.parse`); None if empty."""
+    return parse_html(encode_source(source))
