@@ -31,6 +31,7 @@ from w3lib.encoding import html_to_unicode
 
 from .errors import NotHTMLError
 from .parse import REMOVED_TAGS, encode_source, parse_html
+from .text import CONTROL_RE, has_controls
 
 __all__ = ["BLOCK_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "sniff_not_html"]
 
@@ -49,10 +50,7 @@ _BINARY_MAGIC = ("%PDF", "\x89PNG", "GIF8", "\xff\xd8\xff", "PK\x03\x04", "\x1f\
 _MARKUP_RE = re.compile(r"<[A-Za-z!?/]")
 # WHATWG MIME Sniffing, "binary data byte": 0x00-0x08, 0x0B, 0x0E-0x1A, 0x1C-0x1F.
 _BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
-# Control characters that are not whitespace to str.split (C0, DEL, C1): never displayed.
-_CONTROL_RE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
-_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F])
-_C1_RE = re.compile(rb"\xc2[\x80-\x84\x86-\x9f]")
+
 _SNIFF_CHARS = 4096
 
 def decode_html(html: str | bytes, encoding: str | None = None) -> str:
@@ -358,9 +356,9 @@ def _text_nodes(body: etree._Element) -> tuple:
         if tail and not tail.isspace():
             add_raw(tail), add_owner(top), add_path(top_path), add_block(top_block), add_break(closed_breaks)
     texts = [" ".join(t.split()) for t in raw]
-    if _has_controls("".join(texts)):  # rare
-        keep = [i for i, t in enumerate(raw) if _CONTROL_RE.sub("", t).split()]
-        texts = [" ".join(_CONTROL_RE.sub("", raw[i]).split()) for i in keep]
+    if has_controls("".join(texts)):  # rare
+        keep = [i for i, t in enumerate(raw) if CONTROL_RE.sub("", t).split()]
+        texts = [" ".join(CONTROL_RE.sub("", raw[i]).split()) for i in keep]
         owners = [owners[i] for i in keep]
         node_paths = [node_paths[i] for i in keep]
         node_blocks = [node_blocks[i] for i in keep]
@@ -405,25 +403,12 @@ def _heading_runs(level: np.ndarray, blocks: np.ndarray) -> list[tuple[int, int,
     return runs
 
 
-def _has_controls(text: str) -> bool:
-    """Whether *text* holds a control character of :data:`_CONTROL_RE` (a C-speed test:
-    ``isprintable``, then a byte count on the UTF-8 form).
-
-    >>> _has_controls("caf\u00e9 \u00ad"), _has_controls("a\x01b"), _has_controls("a\x9fb")
-    (False, True, True)
-    """
-    if text.isprintable():
-        return False
-    data = text.encode("utf-8", "surrogatepass")
-    return len(data.translate(None, _CONTROL_BYTES)) != len(data) or _C1_RE.search(data) is not None
-
-
 def _clean(text: str | None) -> str | None:
     """*text* trimmed, whitespace runs collapsed and control characters removed; None
     if nothing is left."""
     if not text:
         return None
-    text = " ".join(_CONTROL_RE.sub("", text).split())
+    text = " ".join(CONTROL_RE.sub("", text).split())
     return text or None
 
 
