@@ -75,6 +75,11 @@ _PARSER_OPTIONS = {
 }
 
 _XML_DECL_RE = re.compile(rb"^\s*<\?xml[^>]*\?>")
+# Characters that libxml2's HTML parser keeps in text but lxml refuses to assign
+# (``ValueError: All strings must be XML compatible``): whitespace ones become a space,
+# the others (never displayed) are dropped, when repairs move text around.
+_XML_SPACE_RE = re.compile("[\x0b\x0c\x1c-\x1f]")
+_XML_BAD_RE = re.compile("[\x00-\x08\x0e-\x1b\ufffe\uffff]")
 _DEPTH_MESSAGE = "Excessive depth"
 
 # Void elements and elements whose end tag may be left out never stay open for long;
@@ -212,14 +217,25 @@ def repair_layout(root: etree._Element) -> bool:
     return True
 
 
+def _xml_safe(text: str | None) -> str | None:
+    """*text* as lxml accepts it for ``.text``/``.tail`` (see ``_XML_BAD_RE``).
+
+    >>> _xml_safe("a\x0cb\x01c")
+    'a bc'
+    """
+    if not text or text.isprintable():
+        return text
+    return _XML_BAD_RE.sub("", _XML_SPACE_RE.sub(" ", text))
+
+
 def _add_text(parent: etree._Element, last: etree._Element | None, text: str | None) -> None:
     """Add *text* after the child *last* of *parent* (at the start when None)."""
     if not text:
         return
     if last is None:
-        parent.text = (parent.text or "") + text
+        parent.text = _xml_safe((parent.text or "") + text)
     else:
-        last.tail = (last.tail or "") + text
+        last.tail = _xml_safe((last.tail or "") + text)
 
 
 def _displayed(elements) -> list:
@@ -278,9 +294,9 @@ def _flatten_below(anchor: etree._Element) -> int:
     for el in flat:
         el.text = None
     anchor[:] = flat
-    anchor.text = "".join(head) or None
+    anchor.text = _xml_safe("".join(head)) or None
     for el, parts in zip(flat, pieces):
-        el.tail = "".join(parts) or None
+        el.tail = _xml_safe("".join(parts)) or None
         el.text = None
     return len(flat)
 
