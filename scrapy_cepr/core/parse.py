@@ -293,7 +293,11 @@ def _flatten_below(anchor: etree._Element) -> int:
             current.append(value)
     for el in flat:
         el.text = None
-    anchor[:] = flat
+    # Detach the deepest first, so that every move is of an element without children
+    # (lxml walks the subtree of a moved element: moving the top first is quadratic).
+    for el in reversed(flat):
+        el.getparent().remove(el)
+    anchor.extend(flat)
     anchor.text = _xml_safe("".join(head)) or None
     for el, parts in zip(flat, pieces):
         el.tail = _xml_safe("".join(parts)) or None
