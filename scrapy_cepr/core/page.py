@@ -294,25 +294,20 @@ def _text_nodes(body: etree._Element) -> tuple:
     children: list[dict] = [{"body": 1}, {}]  # per path id: tag -> child path id
     tag_codes: dict[object, str] = {"html": _code(0), "body": _code(1)}
     path_codes = [tag_codes["html"], tag_codes["html"] + tag_codes["body"]]
-    raw: list[str] = []  # per text node: the text as in the tree
-    owners: list = []
-    node_paths: list[int] = []
-    node_blocks: list[int] = []
-    breaks: list[bool] = []
-    # This loop is the page model's cost (Python per element): the list methods are bound
-    # once, the open elements are one stack of (element, path id, block id, breaks a line)
-    # tuples with its top in locals, and each tag name is read from lxml once.
-    add_raw, add_owner, add_path, add_block, add_break = (
-        raw.append, owners.append, node_paths.append, node_blocks.append, breaks.append
-    )
+    # One record (text, owner, path id, block id, starts a line) per text node.
+    records: list[tuple] = []
+    add = records.append
+    # This loop is the page model's cost (Python per element): the open elements are one
+    # stack of (element, path id, block id, breaks a line, child paths by tag) tuples with
+    # its top in locals, and each tag name is read from lxml once.
     block_tags, breaking_tags, heading_tags = BLOCK_TAGS, _BREAKING_TAGS, _HEADING_TAGS
-    stack = [(body, 1, 1, True)]  # the open elements from <body> down
+    stack = [(body, 1, 1, True, children[1])]  # the open elements from <body> down
     push, pop = stack.append, stack.pop
-    top, top_path, top_block = body, 1, 1
+    top, top_path, top_block, known = body, 1, 1, children[1]
     next_block = 2
     text = body.text
     if text and not text.isspace():
-        add_raw(text), add_owner(body), add_path(1), add_block(1), add_break(False)
+        add((text, body, 1, 1, False))
     elements = body.iter()
     next(elements)  # <body> itself
     for el in elements:
@@ -320,13 +315,12 @@ def _text_nodes(body: etree._Element) -> tuple:
         while top is not parent:
             # Close the open elements below the parent: their tails come now, innermost
             # first, each owned by the element it is displayed in.
-            closed, _, _, closed_breaks = pop()
-            top, top_path, top_block, _ = stack[-1]
-            tail = closed.tail
+            closed = pop()
+            top, top_path, top_block, _, known = stack[-1]
+            tail = closed[0].tail
             if tail and not tail.isspace():
-                add_raw(tail), add_owner(top), add_path(top_path), add_block(top_block), add_break(closed_breaks)
+                add((tail, top, top_path, top_block, closed[3]))
         tag = el.tag
-        known = children[top_path]
         child = known.get(tag)
         if child is None:
             child = known[tag] = len(path_names)
@@ -339,22 +333,27 @@ def _text_nodes(body: etree._Element) -> tuple:
             if code is None:
                 code = tag_codes[tag] = _code(len(tag_codes))
             path_codes.append(path_codes[top_path] + code)
+        known = children[child]
         if tag in block_tags:
             top_block = next_block
             next_block += 1
-            push((el, child, top_block, True))
+            push((el, child, top_block, True, known))
         else:
-            push((el, child, top_block, tag in breaking_tags))
+            push((el, child, top_block, tag in breaking_tags, known))
         top, top_path = el, child
         text = el.text
         if text and not text.isspace():
-            add_raw(text), add_owner(el), add_path(child), add_block(top_block), add_break(False)
+            add((text, el, child, top_block, False))
     while top is not body:
-        closed, _, _, closed_breaks = pop()
-        top, top_path, top_block, _ = stack[-1]
-        tail = closed.tail
+        closed = pop()
+        top, top_path, top_block, _, known = stack[-1]
+        tail = closed[0].tail
         if tail and not tail.isspace():
-            add_raw(tail), add_owner(top), add_path(top_path), add_block(top_block), add_break(closed_breaks)
+            add((tail, top, top_path, top_block, closed[3]))
+    if records:
+        raw, owners, node_paths, node_blocks, breaks = map(list, zip(*records))
+    else:
+        raw, owners, node_paths, node_blocks, breaks = [], [], [], [], []
     texts = [" ".join(t.split()) for t in raw]
     if has_controls("".join(texts)):  # rare
         keep = [i for i, t in enumerate(raw) if CONTROL_RE.sub("", t).split()]

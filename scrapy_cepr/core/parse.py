@@ -177,7 +177,7 @@ def repair_layout(root: etree._Element) -> bool:
     from_head: list = []
     if head is not None:
         for i, child in enumerate(head):
-            if child.tag not in HEAD_TAGS or (child.tail and not child.tail.isspace()):
+            if child.tag not in HEAD_TAGS or (child.tail and child.tail.strip(" \t\n\f\r")):
                 from_head = _displayed(head[i:])
                 break
     following = root.getnext()
@@ -244,7 +244,7 @@ def _displayed(elements) -> list:
     out: list = []
     for el in list(elements):
         if el.tag in HEAD_TAGS:
-            if el.tail and not el.tail.isspace():
+            if el.tail and el.tail.strip(" \t\n\f\r"):
                 out.append(el.tail)
                 el.tail = None
         else:
