@@ -13,7 +13,7 @@ parameters and types, which the harness never passes), or a page that takes more
 ``--max-seconds`` (2 s). Failures are collected, not shrunk, so one run reports all of
 them; their inputs are written to ``--out`` for replay.
 
-Usage (one command; a few minutes per method)::
+Usage (one command; a few minutes per method; ``pip install -e ".[fuzz]"``)::
 
     python benchmarks/fuzz_extract.py --seconds 120            # every method, 2 min each
     python benchmarks/fuzz_extract.py --methods setpr,cetr --seconds 30
