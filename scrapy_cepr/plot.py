@@ -18,7 +18,7 @@ from .core.page import Page
 from .core.result import Extraction
 from .methods import get_method
 
-__all__ = ["VARIANTS", "histograms", "plot_page"]
+__all__ = ["VARIANTS", "histograms", "plot_page", "title_font"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,62 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def title_font(text: str) -> tuple[Any, str]:
+    """The font to draw *text* with, and the text to draw.
+
+    matplotlib's default font (DejaVu Sans) has no CJK glyphs: a Chinese or Japanese
+    title is drawn as boxes, with one warning per character. When the default font lacks
+    a character of *text*, matplotlib's font list and then the system's fonts are searched
+    for one that has a glyph of its own for every character, and it is returned as a
+    ``FontProperties``. When no
+    installed font has them (install one: ``apt-get install fonts-noto-cjk`` or
+    ``fonts-wqy-microhei``), those characters are replaced by "?" and one warning says so.
+
+    :returns: ``(None, text)`` when the default font has every character, else
+        ``(FontProperties or None, text)``.
+    """
+    from matplotlib import font_manager, ft2font
+
+    default = font_manager.findfont(font_manager.FontProperties())
+    needed = {ord(c) for c in text if not c.isspace()}
+    charmap = _charmap(ft2font, default)
+    missing = {c for c in needed if c not in charmap}
+    if not missing:
+        return None, text
+    seen = {default}
+    listed = [entry.fname for entry in font_manager.fontManager.ttflist]
+    for path in _candidates(listed, font_manager.findSystemFonts):
+        if path in seen:
+            continue
+        seen.add(path)
+        charmap = _charmap(ft2font, path)
+        # Every character with a glyph of its own (a fallback font such as LastResort
+        # maps a whole Unicode block to one placeholder glyph).
+        if all(c in charmap for c in needed) and len({charmap[c] for c in needed}) == len(needed):
+            return font_manager.FontProperties(fname=path), text
+    logger.warning(
+        "no installed font has glyphs for %d characters of the title (drawn as '?'); "
+        "install one, e.g. apt-get install fonts-noto-cjk",
+        len(missing),
+    )
+    return None, "".join("?" if ord(c) in missing else c for c in text)
+
+
+def _candidates(listed: list[str], system_fonts: Any):
+    yield from listed
+    try:
+        yield from sorted(system_fonts())
+    except (OSError, RuntimeError):  # no fc-list: only matplotlib's own list
+        return
+
+
+def _charmap(ft2font: Any, path: str) -> dict[int, int]:
+    try:
+        return ft2font.FT2Font(path).get_charmap()
+    except (OSError, RuntimeError, ValueError):
+        return {}
 
 
 def histograms(page: Page, *, lambda_: float = 1.0, radius: int = 1) -> dict[str, Extraction]:
@@ -143,7 +199,12 @@ def plot_page(
     axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
     title = results["setpr"].title or page.html_title or "(no title)"
     where = f"\n{url}" if url else ""
-    fig.suptitle(f"{title[:90]}{where}", fontsize=11)
+    font, text = title_font(f"{title[:90]}{where}")
+    if font is None:
+        fig.suptitle(text, fontsize=11)
+    else:
+        font.set_size(11)
+        fig.suptitle(text, fontproperties=font)
     fig.tight_layout()
     fig.savefig(output, dpi=dpi)
     plt.close(fig)

@@ -364,7 +364,7 @@ def _coerce(setting: str, value: Any, annotation: str) -> Any:
         if "float" in kinds:
             return float(text)
     except ValueError:
-        raise ValueError(f"{setting} must be a {annotation}; got {value!r}") from None
+        raise ValueError(f"{setting} must be of type {annotation}; got {value!r}") from None
     return value
 
 

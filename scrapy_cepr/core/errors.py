@@ -7,7 +7,7 @@ input that is HTML but has no text gives an empty :class:`~scrapy_cepr.Extractio
 
 from __future__ import annotations
 
-__all__ = ["ExtractionError", "NotHTMLError"]
+__all__ = ["ExtractionError", "NotHTMLError", "ParseError"]
 
 
 class ExtractionError(Exception):
@@ -24,4 +24,13 @@ class NotHTMLError(ExtractionError):
 
     Raised by :func:`scrapy_cepr.extract` before parsing, from a sniff of the first
     kilobytes (see :func:`scrapy_cepr.core.page.sniff_not_html`).
+    """
+
+
+class ParseError(ExtractionError):
+    """The HTML cannot be parsed whole: libxml2 stopped early (nesting deeper than it
+    allows even after the page was flattened), so any body would be made from part of
+    the page.
+
+    Raised by :func:`scrapy_cepr.extract` (see :mod:`scrapy_cepr.core.parse`).
     """

@@ -20,6 +20,7 @@ is not displayed; its ``<title>`` is kept aside for the title search.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,11 +30,12 @@ from lxml import etree
 from w3lib.encoding import html_to_unicode
 
 from .errors import NotHTMLError
+from .parse import REMOVED_TAGS, encode_source, parse_html
+from .text import CONTROL_RE, has_controls
 
 __all__ = ["BLOCK_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "sniff_not_html"]
 
-#: Elements removed with their content before the walk (spec §1 "Units").
-REMOVED_TAGS = ("script", "style", "noscript", "iframe", "template")
+logger = logging.getLogger(__name__)
 
 #: Elements that start a new line of the body (block-level display).
 BLOCK_TAGS = frozenset(
@@ -46,68 +48,76 @@ _BREAKING_TAGS = BLOCK_TAGS | {"br"}
 # Ogg, MP3, MP4/ftyp is too loose to sniff this way.
 _BINARY_MAGIC = ("%PDF", "\x89PNG", "GIF8", "\xff\xd8\xff", "PK\x03\x04", "\x1f\x8b", "RIFF", "OggS", "ID3")
 _MARKUP_RE = re.compile(r"<[A-Za-z!?/]")
-_XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
+# WHATWG MIME Sniffing, "binary data byte": 0x00-0x08, 0x0B, 0x0E-0x1A, 0x1C-0x1F.
+_BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+
 _SNIFF_CHARS = 4096
 
-# A parser with safe defaults (as parsel does): no network, no entity tricks, no
-# ``huge_tree`` (libxml2's own limits on depth and text size stay in force), comments and
-# processing instructions dropped at parse time.
-_PARSER_OPTIONS = {
-    "remove_comments": True,
-    "remove_pis": True,
-    "no_network": True,
-    "huge_tree": False,
-    "remove_blank_text": False,
-    "default_doctype": False,
-}
-
-
 def decode_html(html: str | bytes, encoding: str | None = None) -> str:
-    """Decode page bytes to text with w3lib, as browsers do: BOM, then *encoding* (for
-    example from the HTTP ``Content-Type`` header), then ``<meta charset>``, then UTF-8.
+    """Decode page bytes to text with w3lib, as Scrapy's ``response.text`` does: BOM,
+    then *encoding* (for example from the HTTP ``Content-Type`` header), then
+    ``<meta charset>``, then UTF-8.
 
-    Invalid byte sequences become U+FFFD, never an exception. A ``str`` is returned
-    unchanged.
+    Invalid byte sequences become U+FFFD, never an exception. A label that names no text
+    encoding (``uu``, ``rot13``, ``base64``, ``undefined`` …, where w3lib raises
+    LookupError or UnicodeError) is ignored, as a browser ignores an unknown label
+    (WHATWG Encoding, "get an encoding" fails): the next source of the list is used. A
+    ``str`` is returned unchanged.
 
     >>> decode_html('<meta charset="gbk"><p>新闻</p>'.encode("gbk"))[-10:]
     '><p>新闻</p>'
+    >>> decode_html(b'<meta charset="rot13"><p>Hello</p>')[-12:]
+    '<p>Hello</p>'
     """
     if isinstance(html, str):
         return html
     if not isinstance(html, (bytes, bytearray, memoryview)):
         raise TypeError(f"html must be str or bytes, not {type(html).__name__}")
-    header = f"text/html; charset={encoding}" if encoding else None
-    return html_to_unicode(header, bytes(html))[1]
+    data = bytes(html)
+    headers = [f"text/html; charset={encoding}"] if encoding else []
+    headers += [None, "text/html; charset=utf-8"]  # then <meta charset>, then UTF-8
+    for header in headers:
+        try:
+            return html_to_unicode(header, data)[1]
+        except (LookupError, UnicodeError, TypeError) as exc:
+            logger.debug("charset ignored (%s): %s", header or "<meta charset>", exc)
+    return data.decode("utf-8", "replace")  # not reached: UTF-8 with "replace" never fails
 
 
 def sniff_not_html(source: str, raw: bytes | None = None) -> str | None:
     """Why *source* is not an HTML page, or None if it may be one.
 
     Looks at the first 4,096 characters (and, for bytes input, the first raw bytes):
-    binary magic numbers (PDF, PNG, GIF, JPEG, ZIP, gzip, RIFF, Ogg, MP3), many NUL
-    characters, a JSON document, and text without any tag. Empty or whitespace-only
-    input is *not* flagged (it is an empty page).
+    binary magic numbers (PDF, PNG, GIF, JPEG, ZIP, gzip, RIFF, Ogg, MP3); binary data,
+    i.e. more than 1 % of the characters are WHATWG "binary data bytes" (C0 controls
+    other than whitespace, the MIME Sniffing standard's rule for text vs binary, with a
+    tolerance for a few stray ones); a JSON document; and text without any tag. Empty or
+    whitespace-only input is *not* flagged (it is an empty page).
 
     >>> sniff_not_html('%PDF-1.7 ...')
     'binary data (PDF), not HTML'
     >>> sniff_not_html('{"title": "<b>x</b>"}')
     'JSON, not HTML'
+    >>> sniff_not_html('<p>' + '\\x03\\x91\\x00' * 100)
+    'binary data (control characters), not HTML'
     >>> sniff_not_html('<!doctype html><p>Hi</p>') is None
     True
     """
-    heads = [source[:_SNIFF_CHARS].lstrip("\ufeff \t\r\n\f")]
+    head = source[:_SNIFF_CHARS].lstrip("\ufeff \t\r\n\f")
+    heads = [head]
     if raw is not None and not raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
-        heads.append(raw[:_SNIFF_CHARS].decode("latin-1").lstrip(" \t\r\n\f"))
-    for head in heads:
+        heads.append(bytes(raw[:64]).decode("latin-1").lstrip(" \t\r\n\f"))
+    for start in heads:
         for magic in _BINARY_MAGIC:
-            if head.startswith(magic):
+            if start.startswith(magic):
                 kind = "PDF" if magic == "%PDF" else repr(magic)[1:-1].lstrip("\\x0123456789")
                 return f"binary data ({kind or 'magic number'}), not HTML"
-        if head.count("\x00") > max(8, len(head) // 100):
-            return "binary data (NUL bytes), not HTML"
-    head = heads[0]
     if not head:
         return None
+    data = head.encode("utf-8", "surrogatepass")
+    controls = len(data) - len(data.translate(None, _BINARY_BYTES))
+    if controls > max(4, len(head) // 100):
+        return "binary data (control characters), not HTML"
     if head[0] in "{[" and _is_json(source):
         return "JSON, not HTML"
     if not _MARKUP_RE.search(head):
@@ -169,14 +179,18 @@ class Page:
             ``<meta charset>``.
         :raises NotHTMLError: binary data, JSON or text without markup
             (:func:`sniff_not_html`).
+        :raises ParseError: the page is nested too deep to be parsed whole
+            (:func:`~scrapy_cepr.core.parse.parse_html`).
         :raises TypeError: *html* is neither str nor bytes.
 
-        Empty, whitespace-only and text-less pages give a Page with no text nodes. Deep
-        nesting is cut by libxml2 at 256 levels (``huge_tree`` stays off on purpose); the
-        walk itself is iterative, so no input can exhaust the Python stack.
+        Empty, whitespace-only and text-less pages give a Page with no text nodes. The
+        tree is laid out as a browser displays it (:mod:`scrapy_cepr.core.parse`: a head
+        that swallowed the body, content after an early ``</html>``, nesting deeper than
+        libxml2's limit); the walk is iterative, so no input can exhaust the Python stack.
+        Control characters (C0 and C1 except whitespace) are not part of any text.
         """
         source = decode_html(html, encoding)
-        reason = sniff_not_html(source, html if isinstance(html, bytes) else None)
+        reason = sniff_not_html(source, html if isinstance(html, (bytes, bytearray, memoryview)) else None)
         if reason:
             raise NotHTMLError(reason)
         root = _parse(source)
@@ -280,70 +294,74 @@ def _text_nodes(body: etree._Element) -> tuple:
     children: list[dict] = [{"body": 1}, {}]  # per path id: tag -> child path id
     tag_codes: dict[object, str] = {"html": _code(0), "body": _code(1)}
     path_codes = [tag_codes["html"], tag_codes["html"] + tag_codes["body"]]
-    raw: list[str] = []  # per text node: the text as in the tree
-    owners: list = []
-    node_paths: list[int] = []
-    node_blocks: list[int] = []
-    breaks: list[bool] = []
-    # The open elements from <body> down, with their path ids and block element ids.
-    open_els = [body]
-    open_paths = [1]
-    open_blocks = [1]
-
-    def record(text: str, owner: etree._Element, pid: int, block: int, brk: bool) -> None:
-        raw.append(text)
-        owners.append(owner)
-        node_paths.append(pid)
-        node_blocks.append(block)
-        breaks.append(brk)
-
-    def close_until(parent: etree._Element) -> None:
-        """Close the open elements below *parent*; their tails come now, innermost first."""
-        while open_els[-1] is not parent:
-            closed = open_els.pop()
-            open_paths.pop()
-            open_blocks.pop()
-            tail = closed.tail
-            if tail and not tail.isspace():
-                record(tail, open_els[-1], open_paths[-1], open_blocks[-1], closed.tag in _BREAKING_TAGS)
-
+    # One record (text, owner, path id, block id, starts a line) per text node.
+    records: list[tuple] = []
+    add = records.append
+    # This loop is the page model's cost (Python per element): the open elements are one
+    # stack of (element, path id, block id, breaks a line, child paths by tag) tuples with
+    # its top in locals, and each tag name is read from lxml once.
+    block_tags, breaking_tags, heading_tags = BLOCK_TAGS, _BREAKING_TAGS, _HEADING_TAGS
+    stack = [(body, 1, 1, True, children[1])]  # the open elements from <body> down
+    push, pop = stack.append, stack.pop
+    top, top_path, top_block, known = body, 1, 1, children[1]
     next_block = 2
-    if body.text and not body.text.isspace():
-        record(body.text, body, 1, 1, False)
+    text = body.text
+    if text and not text.isspace():
+        add((text, body, 1, 1, False))
     elements = body.iter()
     next(elements)  # <body> itself
     for el in elements:
         parent = el.getparent()
-        if parent is not open_els[-1]:
-            close_until(parent)
-        pid = open_paths[-1]
+        while top is not parent:
+            # Close the open elements below the parent: their tails come now, innermost
+            # first, each owned by the element it is displayed in.
+            closed = pop()
+            top, top_path, top_block, _, known = stack[-1]
+            tail = closed[0].tail
+            if tail and not tail.isspace():
+                add((tail, top, top_path, top_block, closed[3]))
         tag = el.tag
-        known = children[pid]
         child = known.get(tag)
         if child is None:
             child = known[tag] = len(path_names)
             children.append({})
-            path_parents.append(pid)
+            path_parents.append(top_path)
             path_names.append(tag if isinstance(tag, str) else "#")
-            path_level.append(_HEADING_TAGS.get(tag, path_level[pid]))
-            path_link.append(tag == "a" or path_link[pid])
+            path_level.append(heading_tags.get(tag, path_level[top_path]))
+            path_link.append(tag == "a" or path_link[top_path])
             code = tag_codes.get(tag)
             if code is None:
                 code = tag_codes[tag] = _code(len(tag_codes))
-            path_codes.append(path_codes[pid] + code)
-        if tag in BLOCK_TAGS:
-            block = next_block
+            path_codes.append(path_codes[top_path] + code)
+        known = children[child]
+        if tag in block_tags:
+            top_block = next_block
             next_block += 1
+            push((el, child, top_block, True, known))
         else:
-            block = open_blocks[-1]
-        open_els.append(el)
-        open_paths.append(child)
-        open_blocks.append(block)
+            push((el, child, top_block, tag in breaking_tags, known))
+        top, top_path = el, child
         text = el.text
         if text and not text.isspace():
-            record(text, el, child, block, False)
-    close_until(body)
+            add((text, el, child, top_block, False))
+    while top is not body:
+        closed = pop()
+        top, top_path, top_block, _, known = stack[-1]
+        tail = closed[0].tail
+        if tail and not tail.isspace():
+            add((tail, top, top_path, top_block, closed[3]))
+    if records:
+        raw, owners, node_paths, node_blocks, breaks = map(list, zip(*records))
+    else:
+        raw, owners, node_paths, node_blocks, breaks = [], [], [], [], []
     texts = [" ".join(t.split()) for t in raw]
+    if has_controls("".join(texts)):  # rare
+        keep = [i for i, t in enumerate(raw) if CONTROL_RE.sub("", t).split()]
+        texts = [" ".join(CONTROL_RE.sub("", raw[i]).split()) for i in keep]
+        owners = [owners[i] for i in keep]
+        node_paths = [node_paths[i] for i in keep]
+        node_blocks = [node_blocks[i] for i in keep]
+        breaks = [breaks[i] for i in keep]
     paths = (path_parents, path_names, path_codes, path_level, path_link)
     return texts, owners, node_paths, node_blocks, breaks, paths
 
@@ -385,25 +403,15 @@ def _heading_runs(level: np.ndarray, blocks: np.ndarray) -> list[tuple[int, int,
 
 
 def _clean(text: str | None) -> str | None:
+    """*text* trimmed, whitespace runs collapsed and control characters removed; None
+    if nothing is left."""
     if not text:
         return None
-    text = " ".join(text.split())
+    text = " ".join(CONTROL_RE.sub("", text).split())
     return text or None
 
 
 def _parse(source: str) -> etree._Element | None:
-    """Parse *source* with the safe parser and strip removed elements; None if empty."""
-    if "\x00" in source:
-        source = source.replace("\x00", "")
-    source = _XML_DECL_RE.sub("", source, count=1)
-    if not source or source.isspace():
-        return None
-    parser = etree.HTMLParser(**_PARSER_OPTIONS)
-    try:
-        root = etree.fromstring(source, parser)
-    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
-        return None
-    if root is None:
-        return None
-    etree.strip_elements(root, *REMOVED_TAGS, with_tail=False)
-    return root
+    """Parse *source* into a repaired tree without :data:`REMOVED_TAGS`
+    (:mod:`.parse`); None if empty."""
+    return parse_html(encode_source(source))

@@ -71,28 +71,28 @@ def adjacent_path_weights(path_ids: np.ndarray, path_codes: Sequence[str], radiu
         nodes ``i`` and ``i+j`` (columns past ``N-j`` are 0). The weight is symmetric, so
         the same row serves the offset ``-j``.
 
-    Each distinct unordered pair of paths is measured once, in C.
+    Each distinct unordered pair of different paths is measured once, in C (rapidfuzz).
     """
     n = path_ids.size
     out = np.zeros((radius, n))
     if n < 2 or radius == 0:
         return out
-    n_paths = len(path_codes)
-    pairs = [np.minimum(path_ids[:-j], path_ids[j:]) * n_paths + np.maximum(path_ids[:-j], path_ids[j:]) for j in range(1, min(radius, n - 1) + 1)]
-    unique, inverse = np.unique(np.concatenate(pairs), return_inverse=True)
-    first, second = divmod(unique, n_paths)
-    codes = path_codes
     distance = Levenshtein.distance
-    dist = np.fromiter(
-        (distance(codes[a], codes[b]) if a != b else 0 for a, b in zip(first.tolist(), second.tolist())),
-        dtype=np.float64,
-        count=unique.size,
-    )
-    weights = path_weight(dist, lambda_)[inverse]
-    start = 0
-    for j, key in enumerate(pairs, start=1):
-        out[j - 1, : n - j] = weights[start : start + key.size]
-        start += key.size
+    cache: dict[tuple[int, int], int] = {}
+    for j in range(1, min(radius, n - 1) + 1):
+        a, b = path_ids[:-j], path_ids[j:]
+        row = out[j - 1]
+        row[: n - j] = 1.0  # the same path: weight 1
+        diff = np.flatnonzero(a != b)
+        if diff.size:
+            dist = []
+            for x, y in zip(a[diff].tolist(), b[diff].tolist()):
+                key = (x, y) if x < y else (y, x)
+                d = cache.get(key)
+                if d is None:
+                    d = cache[key] = distance(path_codes[x], path_codes[y])
+                dist.append(d)
+            row[diff] = path_weight(np.array(dist, dtype=np.float64), lambda_)
     return out
 
 

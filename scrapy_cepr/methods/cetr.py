@@ -78,6 +78,7 @@ from w3lib.html import replace_entities
 
 from ..core.page import Page
 from ..core.params import check_choice, check_int, check_real
+from ..core.text import CONTROL_RE, has_controls
 from ..core.result import Extraction, NodeTable
 from ..core.smoothing import gaussian_kernel
 from ..core.title import pick_title
@@ -160,6 +161,10 @@ def body_source(page: Page) -> str:
     return etree.tostring(body, method="html", encoding="unicode", with_tail=False)
 
 
+_ANGLE_RE = re.compile("[<>]")
+_WORD_END_RE = re.compile(r"[^\s<>]*")
+
+
 def break_minified(html: str, wrap_width: int = 60) -> str:
     """Insert line breaks into a minified HTML source (paper FAQ: "we insert a newline
     character into the HTML code after 60 (or so) characters. If that 60th character is
@@ -181,11 +186,31 @@ def break_minified(html: str, wrap_width: int = 60) -> str:
     """
     if len(html) <= MINIFIED_LINE_CHARS * (html.count("\n") + 1):
         return html
-    # Up to wrap_width characters of one line, then either the rest of the tag the cut
-    # falls in ("[^<>]*>": only inside a tag is a ">" reached before a "<") or the rest of
-    # the word it falls in.
-    chunk = re.compile(rf"[^\n]{{1,{wrap_width}}}(?:[^<>]*>|[^\s<>]*)")
-    return "\n".join(chunk.findall(html))
+    # Each chunk: up to wrap_width characters of one line, then either the rest of the tag
+    # the cut falls in (when the first "<" or ">" after the cut is a ">": only inside a
+    # tag is a ">" reached before a "<") or the rest of the word it falls in. The "<"/">"
+    # positions are found once, so the whole is linear in the source (a regex that looks
+    # for the ">" from every cut is quadratic on a long run of text without tags).
+    marks = [m.start() for m in _ANGLE_RE.finditer(html)]
+    n = len(html)
+    chunks: list[str] = []
+    pos = 0
+    k = 0  # marks[k] is the first "<" or ">" at or after the cut
+    while pos < n:
+        if html[pos] == "\n":
+            pos += 1
+            continue
+        newline = html.find("\n", pos, pos + wrap_width)
+        cut = newline if newline != -1 else min(pos + wrap_width, n)
+        while k < len(marks) and marks[k] < cut:
+            k += 1
+        if k < len(marks) and html[marks[k]] == ">":
+            end = marks[k] + 1
+        else:
+            end = _WORD_END_RE.match(html, cut).end()
+        chunks.append(html[pos:end])
+        pos = end
+    return "\n".join(chunks)
 
 
 def tag_ratios(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
@@ -224,6 +249,8 @@ def tag_ratios(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray
     if len(raw_texts) != n:  # an entity decoded to a newline: decode line by line
         raw_texts = [replace_entities(t) for t in _TAG_RE.sub(" ", html).split("\n")]
     texts = [" ".join(t.split()) for t in raw_texts]
+    if has_controls("".join(texts)):  # rare: control characters are not displayed
+        texts = [" ".join(CONTROL_RE.sub("", t).split()) for t in raw_texts]
     chars = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     nonempty = (chars > 0) | (tags > 0)
     if not nonempty.all():
