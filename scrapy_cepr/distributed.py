@@ -258,7 +258,7 @@ class RecoveringScheduler(Scheduler):
         self._inflight[request] = data
         self._quiet_since = None
         if self.stats:
-            self.stats.inc_value("scheduler/dequeued/redis", spider=self.spider)
+            self.stats.inc_value("scheduler/dequeued/redis")
         return request
 
     # -- output accounting (called by InFlightSpiderMiddleware) ------------------------------
@@ -298,7 +298,7 @@ class RecoveringScheduler(Scheduler):
         if data is not None:
             self.server.zrem(self.inflight_key, data)
             if self.stats:
-                self.stats.inc_value("cepr/distributed/inflight_done", spider=self.spider)
+                self.stats.inc_value("cepr/distributed/inflight_done")
 
     def _on_item_done(self, response: Any = None, **kwargs: Any) -> None:
         if isinstance(response, Response) and response.request is not None:
@@ -321,7 +321,7 @@ class RecoveringScheduler(Scheduler):
                     self.crawler_id, self.heartbeat_timeout,
                 )
                 if self.stats:
-                    self.stats.inc_value("cepr/distributed/heartbeat_lost", spider=self.spider)
+                    self.stats.inc_value("cepr/distributed/heartbeat_lost")
                 self.server.set(self.heartbeat_key, str(time.time()), px=int(self.heartbeat_timeout * 1000))
                 self.server.sadd(self.crawlers_key, self.crawler_id)
             self._sweep()
@@ -363,7 +363,7 @@ class RecoveringScheduler(Scheduler):
             args=[crawler_id, "1" if force else "0"],
         ))
         if n > 0 and self.stats:
-            self.stats.inc_value("cepr/distributed/requeued", n, spider=self.spider)
+            self.stats.inc_value("cepr/distributed/requeued", n)
         return n
 
     def _wake_engine(self) -> None:
