@@ -172,6 +172,7 @@ def _lines(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_three_crawlers_one_killed_export_every_page_once(redis_url, client, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with PageServer(_site(PAGES)) as server:
