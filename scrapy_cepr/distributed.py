@@ -40,6 +40,14 @@ committed atomically without a shared log; consumers that need a strict guarante
 the first line per ``url`` (:func:`read_jsonl` reports duplicates). Over our runs
 (``tests/test_distributed.py``, ``benchmarks/crawl_distributed.py``) the count was 0.
 
+Start URLs are read from their Redis list by scrapy-redis (``LRANGE`` + ``LTRIM`` of a
+batch) and pushed to the shared queue in the same reactor step; a crawler killed between
+the two loses that batch of start URLs (not pages reached from them): push them again.
+A request whose response is being processed when the heartbeat expires (the crawler is
+alive but its reactor was blocked longer than ``SCHEDULER_HEARTBEAT_TIMEOUT``) is
+requeued and may be exported twice: the crawler logs an error and counts
+``cepr/distributed/heartbeat_lost``.
+
 Closing a batch crawl
 ---------------------
 A crawler closes once the whole cluster has been quiet for ``MAX_IDLE_TIME_BEFORE_CLOSE``
