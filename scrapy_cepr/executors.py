@@ -278,10 +278,7 @@ class _PoolExecutor(Executor):
             future = pool.executor.submit(self.worker, html, url, method, params)
         pool.inflight += 1
         try:
-            # asyncio.timeout, not wait_for: no extra future and one event-loop hop less per
-            # page on the crawler's thread (benchmarks/crawl_distributed.py's notes).
-            async with asyncio.timeout(self.timeout):
-                return await asyncio.wrap_future(future)
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
         except asyncio.TimeoutError:  # noqa: UP041 - distinct from TimeoutError on Python 3.10
             future.cancel()  # still queued (thread pool): never run it
             if pool.retired and not last_try:
