@@ -186,7 +186,7 @@ def test_three_crawlers_one_killed_export_every_page_once(redis_url, client, tmp
             with log.open("w") as err:
                 procs.append(subprocess.Popen(_crawl_cmd(redis_url, out), cwd=PROJECT, env=env, stderr=err,
                                               stdout=subprocess.DEVNULL, start_new_session=True))
-        victim, deadline = procs[0], time.monotonic() + 120
+        victim, deadline = procs[0], time.monotonic() + 300
         try:
             while _lines(outs[0]) < 150 and time.monotonic() < deadline and victim.poll() is None:
                 time.sleep(0.02)
