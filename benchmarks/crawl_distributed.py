@@ -249,12 +249,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--readme", action="store_true", help="run the README's command twice at once, 181 pages")
     parser.add_argument("--json", type=Path, help="write the measurements to this JSON file")
+    parser.add_argument("--workdir", type=Path, help="keep the outputs and logs here (default: a temporary directory)")
     parser.add_argument("-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for every crawler (repeatable)")
     args = parser.parse_args(argv)
     if not args.corpus:
         parser.error(f"give --corpus or set {CORPUS_ENV}")
     with tempfile.TemporaryDirectory() as tmp:
+        if args.workdir:
+            args.workdir.mkdir(parents=True, exist_ok=True)
+            tmp = str(args.workdir)
         if args.readme:
             return readme_run(Path(args.corpus), Path(tmp))
         settings = {**BASE_SETTINGS, **dict(s.split("=", 1) for s in args.settings)}

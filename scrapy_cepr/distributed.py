@@ -13,6 +13,10 @@ the missing bookkeeping **on top of** scrapy-redis (no new engine):
   in-flight set of every crawler whose heartbeat expired (SIGKILL, power loss) into the
   shared queue, again atomically. A crawler restarted with the same
   ``SCHEDULER_CRAWLER_ID`` requeues its own previous in-flight set at once.
+* It also marks each new request seen in the shared duplicate filter and pushes it to the
+  shared queue in one atomic script (scrapy-redis does ``SADD`` then ``ZADD``: a crawler
+  killed in between leaves a page seen and never queued, which the requeued parent page
+  cannot bring back).
 * :class:`InFlightSpiderMiddleware` counts the outputs (items and requests) of each
   response, so that the scheduler removes a request from the in-flight set **right after
   its last item was written by the feed export** and its follow-up requests were pushed to
@@ -89,6 +93,7 @@ from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.http import Response
+from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet.task import LoopingCall
@@ -120,6 +125,16 @@ redis.call('ZADD', KEYS[2], r[2], r[1])
 return r[1]
 """
 
+# Mark a request seen in the duplicate filter and push it to the shared queue in one step
+# (ARGV[1] = its fingerprint, '' for dont_filter). Two separate commands would lose it when
+# the crawler dies between them: seen, never queued, and the requeued parent's second
+# try would find it seen.
+_ENQUEUE = """
+if ARGV[1] ~= '' and redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return 1
+"""
+
 # Requeue a crawler's in-flight set into the shared queue and forget the crawler, unless
 # its heartbeat is alive (ARGV[2] == '1' skips that check: a crawler requeues its own set).
 _REQUEUE = """
@@ -147,6 +162,10 @@ class RecoveringScheduler(Scheduler):
     """scrapy-redis's scheduler plus a per-crawler in-flight set, a heartbeat and the
     requeue of dead crawlers' in-flight requests (see the module docstring).
 
+    Each request is marked seen in the shared duplicate filter and pushed to the shared
+    queue in one atomic script, so a crawler killed in between cannot leave a page seen but
+    never queued.
+
     Enable with ``SCHEDULER = "scrapy_cepr.distributed.RecoveringScheduler"``,
     ``DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"``,
     ``SCHEDULER_PERSIST = True`` (otherwise the first crawler to close would clear the
@@ -159,7 +178,8 @@ class RecoveringScheduler(Scheduler):
     raise ``SCHEDULER_HEARTBEAT_TIMEOUT``).
 
     :raises ValueError: a bad ``SCHEDULER_HEARTBEAT_TIMEOUT`` or ``SCHEDULER_CRAWLER_ID``,
-        or a ``SCHEDULER_QUEUE_CLASS`` other than scrapy-redis's ``PriorityQueue``.
+        a ``SCHEDULER_QUEUE_CLASS`` other than scrapy-redis's ``PriorityQueue``, or a
+        ``DUPEFILTER_CLASS`` other than its ``RFPDupeFilter`` (or a subclass).
     """
 
     @classmethod
@@ -182,6 +202,7 @@ class RecoveringScheduler(Scheduler):
         if self.quiet_period < 0:
             raise ValueError(f"MAX_IDLE_TIME_BEFORE_CLOSE: expected seconds >= 0, got {self.quiet_period}")
         self._pop = self.server.register_script(_POP)
+        self._enqueue = self.server.register_script(_ENQUEUE)
         self._requeue = self.server.register_script(_REQUEUE)
         # request -> its member in the in-flight set (the serialized request)
         self._inflight: dict[Request, bytes] = {}
@@ -218,6 +239,11 @@ class RecoveringScheduler(Scheduler):
                 f"SCHEDULER_QUEUE_CLASS: RecoveringScheduler needs scrapy_redis.queue.PriorityQueue, "
                 f"got {type(self.queue).__module__}.{type(self.queue).__name__}"
             )
+        if not isinstance(self.df, RFPDupeFilter):
+            raise ValueError(
+                f"DUPEFILTER_CLASS: RecoveringScheduler needs scrapy_redis.dupefilter.RFPDupeFilter, "
+                f"got {type(self.df).__module__}.{type(self.df).__name__}"
+            )
         self.inflight_key = self._key(INFLIGHT_KEY)
         self.heartbeat_key = self._key(HEARTBEAT_KEY)
         self.crawlers_key = self._key(CRAWLERS_KEY)
@@ -251,8 +277,20 @@ class RecoveringScheduler(Scheduler):
         super().close(reason)
 
     def enqueue_request(self, request: Request) -> bool:
+        """Push *request* unless the shared duplicate filter has seen it (one atomic
+        script: see ``_ENQUEUE``); returns whether it was pushed."""
         try:
-            return super().enqueue_request(request)
+            fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
+            added = self._enqueue(
+                keys=[self.df.key, self.queue.key],
+                args=[fingerprint, -request.priority, self.queue._encode_request(request)],
+            )
+            if not added:
+                self.df.log(request, self.spider)
+                return False
+            if self.stats:
+                self.stats.inc_value("scheduler/enqueued/redis")
+            return True
         finally:
             parent = self._parent.pop(request, None)
             if parent is not None:

@@ -83,16 +83,20 @@ def test_popped_request_is_in_flight_and_requeued_when_its_crawler_dies(redis_ur
     for n in range(3):
         assert a.enqueue_request(Request(f"http://x.test/{n}"))
     assert not a.enqueue_request(Request("http://x.test/1"))  # the shared dupefilter
+    assert client.scard("dist:dupefilter") == 3 == _members(client, "dist:requests")  # seen = queued
+    assert a.enqueue_request(Request("http://x.test/1", dont_filter=True, priority=1))  # not filtered
+    assert _members(client, "dist:requests") == 4
     got = a.next_request()
-    assert got is not None and got.url == "http://x.test/0"  # equal priority: member order
-    assert _members(client, "dist:requests") == 2
+    assert got is not None and got.url == "http://x.test/1" and got.priority == 1  # best priority first
+    assert _members(client, "dist:requests") == 3
     assert _members(client, "dist:inflight:a") == 1
     assert b.recover_dead() == 0  # a's heartbeat is alive: nothing to recover
     client.delete("dist:heartbeat:a")  # what its expiry does when a is SIGKILLed
     assert b.recover_dead() == 1
-    assert _members(client, "dist:requests") == 3
+    assert _members(client, "dist:requests") == 4
     assert not client.exists("dist:inflight:a")
     assert client.smembers("dist:crawlers") == {b"b"}
+    assert b.next_request().priority == 1  # requeued with its score
     assert sorted(b.next_request().url for _ in range(3)) == [f"http://x.test/{n}" for n in range(3)]
     assert b.next_request() is None
 
