@@ -34,8 +34,17 @@ from urllib.parse import urlparse
 import scrapy
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
-from scrapy_redis.spiders import RedisMixin
 from w3lib.url import file_uri_to_path
+
+try:
+    from scrapy_redis.spiders import RedisMixin
+except ImportError as exc:  # the project's other spiders must load without scrapy-redis
+    _MISSING: ImportError | None = exc
+
+    class RedisMixin:  # type: ignore[no-redef]
+        """Stand-in; :meth:`RedisNewsSpider.from_crawler` says what to install."""
+else:
+    _MISSING = None
 
 from .newsspider import NewsSpider
 
@@ -78,6 +87,9 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> RedisNewsSpider:
+        """:raises ImportError: scrapy-redis is not installed (``pip install 'scrapy-cepr[redis]'``)."""
+        if _MISSING is not None:
+            raise ImportError("redisnewsspider needs scrapy-redis and redis: pip install 'scrapy-cepr[redis]'") from _MISSING
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.setup_redis(crawler)
         return spider
