@@ -13,7 +13,7 @@ duplicate URLs across outputs, HTTP requests served (a recovered page may be dow
 twice, exported once), pages/s = items / (time of the last exported line − time of the
 first), and the CPU seconds of all crawler processes (with their pool workers). A
 ``kill`` run kills one crawler's process group (the crawler and its pool workers, as a
-lost machine) after it exported ``--kill-after`` items; the others requeue its in-flight
+lost machine) once it exported ``--kill-after`` items and holds requests in flight; the others requeue its in-flight
 requests once its heartbeat (``SCHEDULER_HEARTBEAT_TIMEOUT``, 3 s here) expires.
 
 ``--readme`` instead runs the README's command exactly, twice at once, with the project's
@@ -132,8 +132,9 @@ def run(name: str, n: int, server: PageServer, redis_url: str, settings: dict[st
     hits0 = server.hits
     t0 = time.perf_counter()
     procs = []
-    for out, log in zip(outs, logs):
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "redisnewsspider", "-s", f"REDIS_URL={redis_url}", "-O", str(out)]
+    for k, (out, log) in enumerate(zip(outs, logs)):
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "redisnewsspider", "-s", f"REDIS_URL={redis_url}", "-O", str(out),
+               "-s", f"SCHEDULER_CRAWLER_ID={name.replace(' ', '').replace(',', '-')}-{k}"]
         for key, value in settings.items():
             cmd += ["-s", f"{key}={value}"]
         with log.open("w") as err:
@@ -159,7 +160,9 @@ def run(name: str, n: int, server: PageServer, redis_url: str, settings: dict[st
                 first = now
             if total != seen:
                 seen, last = total, now
-            if kill_after is not None and result.killed_exported is None and _lines(outs[0]) >= kill_after:
+            victim_key = f"redisnewsspider:inflight:{name.replace(' ', '').replace(',', '-')}-0"
+            if (kill_after is not None and result.killed_exported is None and _lines(outs[0]) >= kill_after
+                    and client.zcard(victim_key) > 0):  # mid-crawl: it holds requests (not idle)
                 os.killpg(procs[0].pid, signal.SIGKILL)
                 procs[0].wait()
                 result.killed_exported = _lines(outs[0])

@@ -186,14 +186,18 @@ def test_three_crawlers_one_killed_export_every_page_once(redis_url, client, tmp
         outs = [tmp_path / f"out{k}.jsonl" for k in range(3)]
         logs = [tmp_path / f"log{k}.txt" for k in range(3)]
         procs = []
-        for out, log in zip(outs, logs):
+        for k, (out, log) in enumerate(zip(outs, logs)):
             with log.open("w") as err:
-                procs.append(subprocess.Popen(_crawl_cmd(redis_url, out), cwd=PROJECT, env=env, stderr=err,
-                                              stdout=subprocess.DEVNULL, start_new_session=True))
+                procs.append(subprocess.Popen(_crawl_cmd(redis_url, out, f"SCHEDULER_CRAWLER_ID=crawler-{k}"),
+                                              cwd=PROJECT, env=env, stderr=err, stdout=subprocess.DEVNULL,
+                                              start_new_session=True))
         victim, deadline = procs[0], time.monotonic() + 300
         try:
-            while _lines(outs[0]) < 150 and time.monotonic() < deadline and victim.poll() is None:
-                time.sleep(0.02)
+            # Kill it mid-crawl, while it holds requests taken from the shared queue (it can
+            # be idle for a moment when the queue runs dry).
+            while (_lines(outs[0]) < 150 or client.zcard("redisnewsspider:inflight:crawler-0") < 2) \
+                    and time.monotonic() < deadline and victim.poll() is None:
+                time.sleep(0.01)
             assert victim.poll() is None, "the crawler to kill ended before it exported 150 items"
             os.killpg(victim.pid, signal.SIGKILL)  # the crawler and anything it started
             victim.wait()
