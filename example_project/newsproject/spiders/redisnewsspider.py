@@ -1,0 +1,148 @@
+"""``redisnewsspider``: ``newsspider`` over a shared Redis frontier, in as many processes
+(or machines) as wanted.
+
+Recipe (see :mod:`scrapy_cepr.distributed` for the guarantees)::
+
+    redis-server --port 6379 --save '' --appendonly no &
+    redis-cli lpush redisnewsspider:start_urls https://news.example/
+    # in each of N terminals / machines:
+    scrapy crawl redisnewsspider -s REDIS_URL=redis://HOST:6379 -O part-$N.jsonl
+
+Every process reads start URLs from the Redis list ``redisnewsspider:start_urls`` (a plain
+URL, or JSON ``{"url": ...}``), shares one request queue and one duplicate filter
+(scrapy-redis), and exports its own items. The outputs together hold every page once; a
+process killed mid-crawl loses nothing (its in-flight requests are requeued by the others
+when its heartbeat expires, or at once when it restarts with the same
+``-s SCHEDULER_CRAWLER_ID=...``). A process closes after the whole cluster was quiet for
+``MAX_IDLE_TIME_BEFORE_CLOSE`` seconds (10 here; 0 keeps it waiting for new start URLs).
+
+The keys stay in Redis after the crawl (``SCHEDULER_PERSIST``): the duplicate filter
+remembers every page. For a fresh crawl of the same site, delete them first:
+``redis-cli del redisnewsspider:requests redisnewsspider:dupefilter``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import urlparse
+
+import scrapy
+from scrapy.exceptions import DontCloseSpider
+from scrapy.http import Response
+from w3lib.url import file_uri_to_path
+
+try:
+    from scrapy_redis.spiders import RedisMixin
+except ImportError as exc:  # the project's other spiders must load without scrapy-redis
+    _MISSING: ImportError | None = exc
+
+    class RedisMixin:  # type: ignore[no-redef]
+        """Stand-in; :meth:`RedisNewsSpider.from_crawler` says what to install."""
+else:
+    _MISSING = None
+
+from .newsspider import NewsSpider
+
+logger = logging.getLogger(__name__)
+
+#: Request meta key carrying the site of the start URL a request descends from: a
+#: ``(domains, file_roots)`` pair of tuples of strings (picklable, it travels through Redis).
+SITE_META = "newsspider_site"
+
+_STORAGE = "scrapy_cepr.distributed.LineFlushedFileFeedStorage"
+
+
+class RedisNewsSpider(RedisMixin, NewsSpider):
+    """:class:`NewsSpider` (same pages, same items, same link rules) reading its start
+    URLs from Redis, on scrapy-redis's scheduler and duplicate filter with in-flight
+    recovery (:class:`scrapy_cepr.distributed.RecoveringScheduler`).
+
+    The "same site" of a page is the site of the start URL it descends from, carried in
+    the request's meta (``SITE_META``), so that any process can follow any page's links
+    whichever process read the start URL. A start URL that is not ``http(s)://`` or
+    ``file://`` is logged and dropped.
+    """
+
+    name = "redisnewsspider"
+    custom_settings = {
+        "SCHEDULER": "scrapy_cepr.distributed.RecoveringScheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "SCHEDULER_PERSIST": True,
+        "SPIDER_MIDDLEWARES": {"scrapy_cepr.distributed.InFlightSpiderMiddleware": 5},
+        "FEED_STORAGES": {"": _STORAGE, "file": _STORAGE},
+        "MAX_IDLE_TIME_BEFORE_CLOSE": 10,
+        "REDIS_URL": "redis://127.0.0.1:6379",
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.pop("start_urls", None)  # start URLs come from Redis only
+        super().__init__(*args, **kwargs)
+        self.start_urls = []
+        self._domains, self._file_roots = [], []
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> RedisNewsSpider:
+        """:raises ImportError: scrapy-redis is not installed (``pip install 'scrapy-cepr[redis]'``)."""
+        if _MISSING is not None:
+            raise ImportError("redisnewsspider needs scrapy-redis and redis: pip install 'scrapy-cepr[redis]'") from _MISSING
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.setup_redis(crawler)
+        return spider
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        # Start URLs already waiting; later ones are read when the spider is idle.
+        for request in self.next_requests():
+            yield request
+
+    def spider_idle(self) -> None:
+        """Read the next batch of start URLs. Whether to close is the scheduler's call
+        (the whole cluster quiet for ``MAX_IDLE_TIME_BEFORE_CLOSE`` seconds)."""
+        found = False
+        for request in self.next_requests():
+            self.crawler.engine.crawl(request)
+            found = True
+        if found:
+            raise DontCloseSpider
+
+    def make_request_from_data(self, data: bytes) -> list[scrapy.Request]:
+        text = data.decode(self.redis_encoding).strip()
+        url = text
+        if text.startswith("{"):
+            try:
+                url = json.loads(text)["url"]
+            except (ValueError, KeyError, TypeError):
+                logger.error("start URL entry %r: expected a URL or JSON {\"url\": ...}", text)
+                return []
+        parts = urlparse(url)
+        if parts.scheme in ("http", "https") and parts.hostname:
+            site = ((parts.hostname.lower(),), ())
+        elif parts.scheme == "file":
+            site = ((), (str(Path(file_uri_to_path(url)).parent),))
+        else:
+            logger.error("start URL %r is not an http(s):// or file:// URL: dropped", url)
+            return []
+        meta = {**self._meta(url), SITE_META: site}
+        return [scrapy.Request(url, callback=self.parse, meta=meta, dont_filter=True)]
+
+    def parse(self, response: Response) -> Iterator[dict[str, Any] | scrapy.Request]:
+        """:meth:`NewsSpider.parse`, with the same-site rule of the page's own start URL."""
+        site = response.meta.get(SITE_META)
+        scope = None
+        if site is not None:
+            domains, roots = site
+            scope = SimpleNamespace(_domains=list(domains), _file_roots=[Path(r) for r in roots])
+        for output in super().parse(response):
+            if isinstance(output, scrapy.Request):
+                if scope is None or not NewsSpider._same_site(scope, output.url):  # type: ignore[arg-type]
+                    continue
+                output.meta[SITE_META] = site
+            yield output
+
+    def _same_site(self, url: str) -> bool:
+        # Decided per page in parse(), from the page's start URL.
+        return True

@@ -1,0 +1,231 @@
+"""Distributed crawling on scrapy-redis (``scrapy_cepr.distributed``, ``redisnewsspider``),
+against a real ``redis-server`` started for these tests (``tests/redis_fixture.py``).
+
+Without the binary these tests skip with the install command; with
+``CEPR_REQUIRE_REDIS=1`` (as in ``.ci/run``) they fail instead.
+
+The crawl test serves pages written here (a generated news site: an index linking
+``PAGES`` articles, each with navigation, three paragraphs naming its number, and a
+footer), runs three ``scrapy crawl redisnewsspider`` processes on one Redis, kills one
+with SIGKILL mid-crawl, and checks that the union of the three ``-O`` outputs holds every
+served article exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+if os.environ.get("CEPR_REQUIRE_REDIS") == "1":  # CI: a missing package is an error, not a skip
+    import redis
+    import scrapy_redis  # noqa: F401
+else:
+    pytest.importorskip("scrapy_redis", reason="needs scrapy-redis: pip install 'scrapy-cepr[redis]'")
+    redis = pytest.importorskip("redis", reason="needs redis-py: pip install 'scrapy-cepr[redis]'")
+
+from scrapy import Request, Spider
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from httpserver import PageServer, ServedPage, parse_stats_dump
+from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary
+from scrapy_cepr.distributed import RecoveringScheduler, read_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = ROOT / "example_project"
+PAGES = 2000
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    """``redis://127.0.0.1:PORT`` of a fresh redis-server (no persistence)."""
+    if redis_server_binary() is None:
+        if os.environ.get("CEPR_REQUIRE_REDIS") == "1":
+            pytest.fail(f"CEPR_REQUIRE_REDIS=1 but redis-server is missing: {INSTALL_HINT}")
+        pytest.skip(INSTALL_HINT)
+    with RedisServer() as server:
+        yield server.url
+
+
+@pytest.fixture
+def client(redis_url):
+    c = redis.Redis.from_url(redis_url)
+    c.flushall()
+    yield c
+    c.flushall()
+    c.close()
+
+
+class _Spider(Spider):
+    name = "dist"
+
+
+def _scheduler(redis_url: str, crawler_id: str, timeout: float = 30.0) -> RecoveringScheduler:
+    crawler = get_crawler(_Spider, {
+        "REDIS_URL": redis_url, "SCHEDULER_CRAWLER_ID": crawler_id, "SCHEDULER_HEARTBEAT_TIMEOUT": timeout,
+        "SCHEDULER_PERSIST": True, "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+    })
+    crawler.spider = _Spider.from_crawler(crawler)
+    scheduler = RecoveringScheduler.from_crawler(crawler)
+    scheduler.open(crawler.spider)
+    return scheduler
+
+
+def _members(client, key: str) -> int:
+    return client.zcard(key)
+
+
+def test_popped_request_is_in_flight_and_requeued_when_its_crawler_dies(redis_url, client):
+    a = _scheduler(redis_url, "a")
+    b = _scheduler(redis_url, "b")
+    for n in range(3):
+        assert a.enqueue_request(Request(f"http://x.test/{n}"))
+    assert not a.enqueue_request(Request("http://x.test/1"))  # the shared dupefilter
+    assert client.scard("dist:dupefilter") == 3 == _members(client, "dist:requests")  # seen = queued
+    assert a.enqueue_request(Request("http://x.test/1", dont_filter=True, priority=1))  # not filtered
+    assert _members(client, "dist:requests") == 4
+    got = a.next_request()
+    assert got is not None and got.url == "http://x.test/1" and got.priority == 1  # best priority first
+    assert _members(client, "dist:requests") == 3
+    assert _members(client, "dist:inflight:a") == 1
+    assert b.recover_dead() == 0  # a's heartbeat is alive: nothing to recover
+    client.delete("dist:heartbeat:a")  # what its expiry does when a is SIGKILLed
+    assert b.recover_dead() == 1
+    assert _members(client, "dist:requests") == 4
+    assert not client.exists("dist:inflight:a")
+    assert client.smembers("dist:crawlers") == {b"b"}
+    assert b.next_request().priority == 1  # requeued with its score
+    assert sorted(b.next_request().url for _ in range(3)) == [f"http://x.test/{n}" for n in range(3)]
+    assert b.next_request() is None
+
+
+def test_restart_with_the_same_id_requeues_at_once(redis_url, client):
+    a = _scheduler(redis_url, "a")
+    a.enqueue_request(Request("http://x.test/p"))
+    assert a.next_request() is not None
+    assert _members(client, "dist:requests") == 0
+    # a dies without closing; a new process with the same id starts:
+    a2 = _scheduler(redis_url, "a")
+    assert _members(client, "dist:requests") == 1
+    assert _members(client, "dist:inflight:a") == 0
+    assert a2.next_request().url == "http://x.test/p"
+
+
+def test_request_leaves_in_flight_only_when_all_its_outputs_are_settled(redis_url, client):
+    a = _scheduler(redis_url, "a")
+    a.enqueue_request(Request("http://x.test/index"))
+    parent = a.next_request()
+    response = HtmlResponse(parent.url, body=b"<html></html>", request=parent)
+    child = Request("http://x.test/child")
+    a.output_started(parent)
+    a.output_produced(parent, {"url": parent.url})
+    a.output_produced(parent, child)
+    a.output_finished(parent)
+    assert _members(client, "dist:inflight:a") == 1  # an item and a request pending
+    a._on_item_done(item={"url": parent.url}, response=response)  # the feed wrote the item
+    assert _members(client, "dist:inflight:a") == 1  # the child is not in Redis yet
+    assert a.enqueue_request(child)
+    assert _members(client, "dist:inflight:a") == 0
+    assert _members(client, "dist:requests") == 1
+
+
+def test_bad_settings_are_refused(redis_url, client):
+    with pytest.raises(ValueError, match="SCHEDULER_HEARTBEAT_TIMEOUT"):
+        _scheduler(redis_url, "a", timeout=0)
+    with pytest.raises(ValueError, match="SCHEDULER_CRAWLER_ID"):
+        _scheduler(redis_url, "a b")
+
+
+def _article(n: int) -> bytes:
+    nav = "".join(f'<li><a href="/section/{s}">Section {s}</a></li>' for s in ("news", "sport", "weather", "money"))
+    # Paragraphs of different lengths: ETPR weighs a tag path by the spread of its nodes' lengths.
+    sentence = ("The town council met on Tuesday evening to discuss the new library, the bus timetable "
+                "and the repairs to the old bridge, which residents say are overdue. ")
+    paragraphs = "".join(f"<p>Paragraph {k} of article {n}. {sentence * (k + 1)}</p>" for k in range(3))
+    return (
+        f"<html><head><title>Article {n}</title></head><body><ul>{nav}</ul>"
+        f"<div class='story'><h1>Article {n}</h1>{paragraphs}</div>"
+        f"<div class='footer'><a href='/about'>About</a> <a href='/contact'>Contact</a></div></body></html>"
+    ).encode()
+
+
+def _site(pages: int) -> dict[str, ServedPage]:
+    site = {f"/a/{n}.html": ServedPage(_article(n)) for n in range(pages)}
+    links = "".join(f'<a href="/a/{n}.html">{n}</a>\n' for n in range(pages))
+    site["/"] = ServedPage(f"<html><body><h1>Index</h1>{links}</body></html>".encode())
+    return site
+
+
+def _crawl_cmd(redis_url: str, out: Path, *extra: str) -> list[str]:
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "redisnewsspider", "-s", f"REDIS_URL={redis_url}",
+           "-s", "DEPTH_LIMIT=1", "-O", str(out)]
+    for setting in ("CEPR_EXECUTOR=inline", "ROBOTSTXT_OBEY=False", "AUTOTHROTTLE_ENABLED=False",
+                    "DOWNLOAD_DELAY=0", "CONCURRENT_REQUESTS=16", "CONCURRENT_REQUESTS_PER_DOMAIN=16",
+                    "CLOSESPIDER_PAGECOUNT=0", "MAX_IDLE_TIME_BEFORE_CLOSE=2",
+                    "SCHEDULER_HEARTBEAT_TIMEOUT=3", "LOG_LEVEL=INFO", *extra):
+        cmd += ["-s", setting]
+    return cmd
+
+
+def _lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+@pytest.mark.slow
+def test_three_crawlers_one_killed_export_every_page_once(redis_url, client, tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with PageServer(_site(PAGES)) as server:
+        base = server.url
+        served = {base + path for path in _site(PAGES) if path != "/"}
+        client.lpush("redisnewsspider:start_urls", base + "/")
+        outs = [tmp_path / f"out{k}.jsonl" for k in range(3)]
+        logs = [tmp_path / f"log{k}.txt" for k in range(3)]
+        procs = []
+        for k, (out, log) in enumerate(zip(outs, logs)):
+            with log.open("w") as err:
+                procs.append(subprocess.Popen(_crawl_cmd(redis_url, out, f"SCHEDULER_CRAWLER_ID=crawler-{k}"),
+                                              cwd=PROJECT, env=env, stderr=err, stdout=subprocess.DEVNULL,
+                                              start_new_session=True))
+        victim, deadline = procs[0], time.monotonic() + 300
+        try:
+            # Kill it mid-crawl, while it holds requests taken from the shared queue (it can
+            # be idle for a moment when the queue runs dry).
+            while (_lines(outs[0]) < 150 or client.zcard("redisnewsspider:inflight:crawler-0") < 2) \
+                    and time.monotonic() < deadline and victim.poll() is None:
+                time.sleep(0.01)
+            assert victim.poll() is None, "the crawler to kill ended before it exported 150 items"
+            os.killpg(victim.pid, signal.SIGKILL)  # the crawler and anything it started
+            victim.wait()
+            for p in procs[1:]:
+                p.wait(timeout=max(1.0, deadline - time.monotonic()))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+    assert victim.returncode == -signal.SIGKILL
+    assert [p.returncode for p in procs[1:]] == [0, 0], [log.read_text()[-2000:] for log in logs[1:]]
+    report = read_jsonl(outs)
+    assert report.duplicates == {}
+    assert set(report.items) == served
+    assert report.lines == PAGES
+    killed_exported = _lines(outs[0])
+    assert 150 <= killed_exported < PAGES
+    stats = [parse_stats_dump(log.read_text()) for log in logs[1:]]
+    # The killed crawler had requests in flight; the survivors put them back.
+    assert sum(s.get("cepr/distributed/requeued", 0) for s in stats) >= 1
+    assert sum(s["item_scraped_count"] for s in stats) == PAGES - killed_exported
+    # The pages were cleaned: the article's paragraphs, not the navigation or footer.
+    item = report.items[base + "/a/7.html"]
+    assert item["title"] == "Article 7"
+    assert "Paragraph 2 of article 7" in item["body"] and "Contact" not in item["body"]
+    assert client.keys("redisnewsspider:inflight:*") == []
