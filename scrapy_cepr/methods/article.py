@@ -121,6 +121,8 @@ _SENTENCE_END = frozenset(".!?…。！？")
 _CLOSERS = "\"'”’»)] "
 #: Repeated display blocks shorter than this (characters) are kept ("Share", "Reply").
 _MIN_REPEATED_CHARS = 21
+#: NCE's fitted parameters, for its comment phase (step 8); immutable.
+_NCE_PARAMS = NCEParams()
 
 
 @dataclass(frozen=True)
@@ -319,13 +321,12 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
         return out
     # Siblings, grouped by parent in document order: sort by (parent, index).
     idx = np.arange(n, dtype=np.int64)
-    order = np.lexsort((idx, parent))
+    order = np.argsort(parent, kind="stable")  # by parent, then document order
     par = parent[order]
     first_of_group = np.concatenate(([True], par[1:] != par[:-1]))
     rank = idx - np.maximum.accumulate(np.where(first_of_group, idx, 0))
     # The sequence of child tags, hashed: Σ (code(tag)+1)·B^rank (mod 2^64) per parent.
-    codes = {t: i for i, t in enumerate(set(table.tags))}
-    tag_code = np.fromiter(map(codes.__getitem__, table.tags), np.int64, n)
+    tag_code = table.tag_code
     with np.errstate(over="ignore"):
         weight = (tag_code[order] + 1).astype(np.uint64) * np.power(np.uint64(1_000_003), rank.astype(np.uint64))
     child_hash = np.zeros(n, dtype=np.uint64)
@@ -408,6 +409,46 @@ def orphan_headings(page: Page, region: np.ndarray, keep: np.ndarray, starts: np
     return out & keep
 
 
+def repeated_lines(texts: list[str], char_counts: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Step 7: bool ``(B,)`` over the display blocks ``[starts[b], ends[b])`` of the
+    text nodes: the block's line (its text nodes joined by a space) has at least 21
+    characters and occurs twice or more on the page.
+
+    Two equal lines have equal lengths, which numpy reads off the per-node character
+    counts (*char_counts*, ``(N,)``), so only the lines whose length occurs twice among
+    the long ones are built and compared.
+
+    >>> texts = ["Photo: the harbour at dawn", "Story text.", "Photo: the harbour at dawn", "Short", "Short"]
+    >>> chars = np.array([len(t) for t in texts])
+    >>> repeated_lines(texts, chars, np.arange(5), np.arange(1, 6)).tolist()
+    [True, False, True, False, False]
+    """
+    out = np.zeros(starts.size, dtype=bool)
+    if starts.size == 0:
+        return out
+    length = np.add.reduceat(char_counts, starts) + (ends - starts - 1)
+    long = np.flatnonzero(length >= _MIN_REPEATED_CHARS)
+    if long.size < 2:
+        return out
+    sizes, count = np.unique(length[long], return_counts=True)
+    maybe = long[np.isin(length[long], sizes[count > 1])]
+    if maybe.size == 0:
+        return out
+    lines = [" ".join(texts[a:b]) for a, b in zip(starts[maybe].tolist(), ends[maybe].tolist())]
+    seen = Counter(lines)
+    out[maybe] = np.fromiter((seen[line] > 1 for line in lines), dtype=bool, count=len(lines))
+    return out
+
+
+def _distinct_sorted(values: np.ndarray) -> int:
+    """Number of distinct values of a sorted array (``np.unique(values).size``).
+
+    >>> _distinct_sorted(np.array([3, 3, 4, 7, 7])), _distinct_sorted(np.array([], dtype=int))
+    (3, 0)
+    """
+    return int(values.size and 1 + np.count_nonzero(values[1:] != values[:-1]))
+
+
 def _block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = blocks.size
     starts = np.flatnonzero(np.concatenate(([True], blocks[1:] != blocks[:-1])))
@@ -462,7 +503,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
                 # line, if no more than 3 lines of evidence lie above it.
                 sentence = _sentence_anchor(page, evidence & (page.char_counts >= params.anchor_min_chars), headline)
                 if sentence is not None:
-                    lines = np.unique(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]]).size
+                    lines = _distinct_sorted(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]])
                     if lines <= 3:
                         start = sentence
             if start is None:
@@ -510,20 +551,14 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         keep &= ~np.repeat(dense, ends - starts)
     if params.comments:
         keep &= ~in_records
-        cut = comment_start(page, keep, NCEParams())
+        cut = comment_start(page, keep, _NCE_PARAMS)
         if cut is not None and not _story_continues(page, keep & evidence, cut, params.story_continues):
             keep[cut:] = False
     if params.orphan_chars:
         keep &= ~orphan_headings(page, region_keep, keep, starts, ends, params.orphan_chars)
     if params.duplicates:
         # Last, so that NCE's comment phase sees the blocks it compares (step 7).
-        texts = page.texts
-        lines = [" ".join(texts[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
-        seen = Counter(lines)
-        repeated = np.fromiter(
-            (seen[line] > 1 and len(line) >= _MIN_REPEATED_CHARS for line in lines), dtype=bool, count=len(lines)
-        )
-        keep &= ~np.repeat(repeated, ends - starts)
+        keep &= ~np.repeat(repeated_lines(page.texts, page.char_counts, starts, ends), ends - starts)
     return text_node_extraction(
         page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
         keep=keep, tau=tau, punc_num=page.punct_counts,

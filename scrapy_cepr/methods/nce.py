@@ -293,6 +293,25 @@ def _block_words(text: str) -> frozenset[str]:
     return frozenset(_WORD_RE.findall(_DIGITS_RE.sub("0", text.lower())))
 
 
+def _has_close_twin(paths: np.ndarray, window: int) -> np.ndarray:
+    """bool ``(B,)``: the block has another block with the same tag path (*paths*, one id
+    per block) at most *window* blocks away. Only such blocks can be joined by an edge
+    of the Phase 2 graph; the others are never part of a component, so Phase 2 need not
+    read their words.
+
+    >>> _has_close_twin(np.array([4, 7, 4, 9, 9, 5, 4]), 2).tolist()
+    [True, False, True, True, True, False, False]
+    """
+    n = paths.size
+    order = np.argsort(paths, kind="stable")  # by path, then block number
+    same = paths[order[1:]] == paths[order[:-1]]
+    close = same & (order[1:] - order[:-1] <= window)
+    out = np.zeros(n, dtype=bool)
+    out[order[1:][close]] = True
+    out[order[:-1][close]] = True
+    return out
+
+
 def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None:
     """Phase 2: the index of the first text node of the comment region in the forest
     *keep* (bool ``(N,)``), or None when no 3 closely located similar blocks exist
@@ -305,6 +324,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
     # Positions in ``idx`` where a display block starts, and where it ends.
     starts = np.concatenate(([0], np.flatnonzero(blocks[1:] != blocks[:-1]) + 1))
     ends = np.append(starts[1:], idx.size)
+    paths = page.path_ids[idx[starts]]
     texts = page.texts
     nodes: list[tuple[int, int, frozenset[str]]] = []  # (block number, path id, words)
     parent: list[int] = []
@@ -317,12 +337,13 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
             a = parent[a]
         return a
 
-    for b, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+    for b in np.flatnonzero(_has_close_twin(paths, params.comment_window)).tolist():
+        s, e = int(starts[b]), int(ends[b])
         words = _block_words(" ".join(texts[i] for i in idx[s:e].tolist()))
         if len(words) < params.comment_min_words:
             continue
         me = len(nodes)
-        path = int(page.path_ids[idx[s]])
+        path = int(paths[b])
         nodes.append((b, path, words))
         parent.append(me)
         size.append(1)
