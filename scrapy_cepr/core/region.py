@@ -13,7 +13,9 @@ no Python loop over the elements.
 
 from __future__ import annotations
 
+import itertools
 import logging
+from functools import cached_property
 from operator import attrgetter
 
 import numpy as np
@@ -73,9 +75,10 @@ def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class DomTable:
     """The elements of ``page.root`` in pre-order, as arrays of length E:
 
-    * ``elements``: list of E lxml elements; ``tags``: list of E tag names;
-    * ``tag_code``: int64 ``(E,)``, the tag as a small integer (in order of first
-      occurrence), for equality tests in numpy;
+    * ``elements``: list of E lxml elements; ``tags``: list of E tag names (built on
+      first access);
+    * ``tag_code``: int64 ``(E,)``, the tag as an integer (the index of the first
+      element with that tag), for equality tests in numpy;
     * ``index``: dict element → index;
     * ``parent``: int64 ``(E,)``, index of the parent (-1 for the root);
     * ``end``: int64 ``(E,)``, one past the last descendant (``T_u = [u, end[u])``);
@@ -101,9 +104,9 @@ class DomTable:
         root = page.root
         self.elements = els = list(root.iter(etree.Element)) if root is not None else []
         n = len(els)
-        self.tags = tags = list(map(_TAG, els))
-        codes = {tag: i for i, tag in enumerate(dict.fromkeys(tags))}
-        self.tag_code = np.fromiter(map(codes.__getitem__, tags), np.int64, n)
+        # The code of a tag is the index of its first element: one dict pass in C.
+        codes: dict[str, int] = {}
+        self.tag_code = np.fromiter(map(codes.setdefault, map(_TAG, els), itertools.count()), np.int64, n)
         self.index = index = dict(zip(els, range(n)))
         n_children = np.fromiter(map(len, els), np.int64, n)
         if n == 0 or int(n_children.sum()) == n - 1:
@@ -133,6 +136,11 @@ class DomTable:
 
     def __len__(self) -> int:
         return len(self.elements)
+
+    @cached_property
+    def tags(self) -> list[str]:
+        """The tag name of each element, list of E strings."""
+        return list(map(_TAG, self.elements))
 
     def subtree_sum(self, owned: np.ndarray) -> np.ndarray:
         """Sum over ``T_u`` of a per-element quantity *owned* ``(E,)``: float64 ``(E,)``."""

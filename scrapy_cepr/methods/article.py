@@ -430,8 +430,8 @@ def repeated_lines(texts: list[str], char_counts: np.ndarray, starts: np.ndarray
     long = np.flatnonzero(length >= _MIN_REPEATED_CHARS)
     if long.size < 2:
         return out
-    sizes, count = np.unique(length[long], return_counts=True)
-    maybe = long[np.isin(length[long], sizes[count > 1])]
+    _, which, count = np.unique(length[long], return_inverse=True, return_counts=True)
+    maybe = long[count[which] > 1]
     if maybe.size == 0:
         return out
     lines = [" ".join(texts[a:b]) for a, b in zip(starts[maybe].tolist(), ends[maybe].tolist())]
@@ -524,7 +524,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         keep[:] = False
         if table.first_text[u] <= table.last_text[u]:
             keep[table.first_text[u] : table.last_text[u] + 1] = True
-        logger.debug("article region: <%s> with %d text nodes", table.tags[u], int(keep.sum()))
+        logger.debug("article region: <%s> with %d text nodes", table.elements[u].tag, int(keep.sum()))
     region_keep = keep.copy()
     if params.pre_title and headline is not None:
         end = headline + 1

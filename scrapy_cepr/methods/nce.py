@@ -100,6 +100,8 @@ _CJK = CJK_RE.pattern[1:-1]
 #: Words of ``bag(·)``: a CJK character, or a run of other Unicode word characters.
 _WORD_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _DIGITS_RE = re.compile(r"\d+")
+#: ``_WORD_RE`` on ASCII text, where no CJK character can occur: runs of ``[A-Za-z0-9_]``.
+_ASCII_WORD_RE = re.compile(r"\w+", re.ASCII)
 _COMPONENT_SIZE = 3  # paper, Phase 2 step 3: "a connected component with at least 3 nodes"
 
 
@@ -290,7 +292,13 @@ def forest_mask(page: Page, table: ElementTable, params: NCEParams, u: int) -> n
 
 
 def _block_words(text: str) -> frozenset[str]:
-    return frozenset(_WORD_RE.findall(_DIGITS_RE.sub("0", text.lower())))
+    """The digit-masked word set of a block (Phase 2).
+
+    >>> sorted(_block_words("Posted 12:30, posted by Ann")), sorted(_block_words("新闻 2024"))
+    (['0', 'ann', 'by', 'posted'], ['0', '新', '闻'])
+    """
+    text = _DIGITS_RE.sub("0", text.lower())
+    return frozenset((_ASCII_WORD_RE if text.isascii() else _WORD_RE).findall(text))
 
 
 def _has_close_twin(paths: np.ndarray, window: int) -> np.ndarray:
@@ -354,7 +362,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
             if opath != path:
                 continue
             inter = len(words & owords)
-            if inter and inter >= params.comment_similarity * len(words | owords):
+            if inter and inter >= params.comment_similarity * (len(words) + len(owords) - inter):
                 ra, rb = find(me), find(other)
                 if ra != rb:
                     parent[ra] = rb
