@@ -77,10 +77,9 @@ class DomTable:
 
     * ``elements``: list of E lxml elements; ``tags``: list of E tag names (built on
       first access);
-    * ``tag_code``: int64 ``(E,)``, the tag as an integer (the index of the first
-      element with that tag), for equality tests in numpy;
     * ``index``: dict element → index;
     * ``parent``: int64 ``(E,)``, index of the parent (-1 for the root);
+    * ``n_children``: int64 ``(E,)``, number of element children;
     * ``end``: int64 ``(E,)``, one past the last descendant (``T_u = [u, end[u])``);
     * ``owner``: int64 ``(N,)``, the element owning each text node (``page.owners``);
     * ``chars`` / ``link_chars``: float64 ``(E,)``, characters of ``text(T_u)`` and of
@@ -94,8 +93,10 @@ class DomTable:
 
     >>> page = Page.from_html("<html><body><div><p>One, two.</p><a href='#'>x</a></div><p>Three</p></body></html>")
     >>> t = DomTable(page)
-    >>> t.tags, t.parent.tolist(), t.end.tolist(), t.tag_code.tolist()
-    (['html', 'body', 'div', 'p', 'a', 'p'], [-1, 0, 1, 2, 2, 1], [6, 6, 5, 4, 5, 6], [0, 1, 2, 3, 4, 3])
+    >>> t.tags, t.parent.tolist(), t.end.tolist(), t.n_children.tolist()
+    (['html', 'body', 'div', 'p', 'a', 'p'], [-1, 0, 1, 2, 2, 1], [6, 6, 5, 4, 5, 6], [1, 2, 2, 0, 0, 0])
+    >>> t.tag_codes(np.array([False, False, True, True, True, True])).tolist()
+    [-1, -1, 0, 1, 2, 1]
     >>> t.chars.tolist(), t.link_chars.tolist(), t.first_text.tolist(), t.last_text.tolist()
     ([15.0, 15.0, 10.0, 9.0, 1.0, 5.0], [1.0, 1.0, 1.0, 0.0, 1.0, 0.0], [0, 0, 0, 0, 1, 2], [2, 2, 1, 0, 1, 2])
     """
@@ -104,15 +105,14 @@ class DomTable:
         root = page.root
         self.elements = els = list(root.iter(etree.Element)) if root is not None else []
         n = len(els)
-        # The code of a tag is the index of its first element: one dict pass in C.
-        codes: dict[str, int] = {}
-        self.tag_code = np.fromiter(map(codes.setdefault, map(_TAG, els), itertools.count()), np.int64, n)
         self.index = index = dict(zip(els, range(n)))
         n_children = np.fromiter(map(len, els), np.int64, n)
         if n == 0 or int(n_children.sum()) == n - 1:
             self.parent, self.end = preorder_links(n_children)
+            self.n_children = n_children
         else:
             self.parent, self.end = _element_links(root, index)
+            self.n_children = np.bincount(self.parent[1:], minlength=n)
         n_text = len(page)
         self.owner = np.fromiter(map(index.__getitem__, page.owners), np.int64, n_text)
         chars = page.char_counts.astype(np.float64)
@@ -141,6 +141,21 @@ class DomTable:
     def tags(self) -> list[str]:
         """The tag name of each element, list of E strings."""
         return list(map(_TAG, self.elements))
+
+    def tag_codes(self, which: np.ndarray) -> np.ndarray:
+        """The tags of the elements flagged in *which* (bool ``(E,)``) as integers, for
+        equality tests in numpy: int64 ``(E,)``, equal codes for equal tags (a tag's
+        code is the rank of its first flagged element), -1 for the elements not flagged.
+
+        Reading a tag from lxml builds a string, the largest per-element cost of the
+        table; callers ask only for the elements they compare.
+        """
+        out = np.full(len(self), -1, dtype=np.int64)
+        idx = np.flatnonzero(which)
+        codes: dict[str, int] = {}
+        tags = map(_TAG, map(self.elements.__getitem__, idx.tolist()))
+        out[idx] = np.fromiter(map(codes.setdefault, tags, itertools.count()), np.int64, idx.size)
+        return out
 
     def subtree_sum(self, owned: np.ndarray) -> np.ndarray:
         """Sum over ``T_u`` of a per-element quantity *owned* ``(E,)``: float64 ``(E,)``."""
