@@ -345,8 +345,8 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     rank = idx - np.maximum.accumulate(np.where(first_of_group, idx, 0))
     rank_of = np.empty(n, dtype=np.int64)
     rank_of[order] = rank
-    with np.errstate(over="ignore"):
-        weight = (tag_code[child] + 1).astype(np.uint64) * np.power(np.uint64(1_000_003), rank_of[child].astype(np.uint64))
+    # uint64 array arithmetic wraps around silently (numpy warns on scalars only).
+    weight = (tag_code[child] + 1).astype(np.uint64) * np.power(np.uint64(1_000_003), rank_of[child].astype(np.uint64))
     child_hash = np.zeros(n, dtype=np.uint64)
     np.add.at(child_hash, parent[child], weight)
     link &= member[a] & member[b] & (tag_code[a] == tag_code[b]) & (child_hash[a] == child_hash[b])
