@@ -83,9 +83,10 @@ class DomTable:
     * ``end``: int64 ``(E,)``, one past the last descendant (``T_u = [u, end[u])``);
     * ``owner``: int64 ``(N,)``, the element owning each text node (``page.owners``);
     * ``chars`` / ``link_chars``: float64 ``(E,)``, characters of ``text(T_u)`` and of
-      its part inside ``<a>``;
+      its part inside ``<a>`` (``chars`` built on first access);
     * ``first_text`` / ``last_text``: int64 ``(E,)``, the text nodes of ``T_u``
-      (``first_text > last_text`` when ``T_u`` has none).
+      (``first_text > last_text`` when ``T_u`` has none; built on first access,
+      :meth:`text_range` gives them for one element).
 
     Comments, processing instructions and entities (the page parser drops them) are no
     elements: when the tree holds some, the links are computed over all its nodes and
@@ -115,27 +116,55 @@ class DomTable:
             self.n_children = np.bincount(self.parent[1:], minlength=n)
         n_text = len(page)
         self.owner = np.fromiter(map(index.__getitem__, page.owners), np.int64, n_text)
-        chars = page.char_counts.astype(np.float64)
-        self.chars = self.subtree_sum(np.bincount(self.owner, weights=chars, minlength=n))
-        self.link_chars = self.subtree_sum(np.bincount(self.owner, weights=chars * page.in_link, minlength=n))
-        # T_u is the element range [u, end[u]): reduce the first and last text node
-        # owned by each element over it (one sentinel slot for end == E).
-        ids = np.arange(n_text, dtype=np.int64)
-        first_owned = np.full(n + 1, n_text, dtype=np.int64)
-        last_owned = np.full(n + 1, -1, dtype=np.int64)
-        np.minimum.at(first_owned, self.owner, ids)
-        np.maximum.at(last_owned, self.owner, ids)
-        if n:
-            bounds = np.empty(2 * n, dtype=np.int64)
-            bounds[0::2] = np.arange(n)
-            bounds[1::2] = self.end
-            self.first_text = np.minimum.reduceat(first_owned, bounds)[0::2]
-            self.last_text = np.maximum.reduceat(last_owned, bounds)[0::2]
-        else:
-            self.first_text = self.last_text = np.zeros(0, dtype=np.int64)
+        self._char_counts = page.char_counts.astype(np.float64)
+        self.link_chars = self.subtree_sum(
+            np.bincount(self.owner, weights=self._char_counts * page.in_link, minlength=n)
+        )
 
     def __len__(self) -> int:
         return len(self.elements)
+
+    @cached_property
+    def chars(self) -> np.ndarray:
+        """Characters of ``text(T_u)``, float64 ``(E,)`` (built on first access)."""
+        return self.subtree_sum(np.bincount(self.owner, weights=self._char_counts, minlength=len(self)))
+
+    @cached_property
+    def first_text(self) -> np.ndarray:
+        """The first text node of each ``T_u``, int64 ``(E,)`` (N when ``T_u`` has none;
+        built on first access, see :meth:`text_range` for one element)."""
+        return self._reduce_owned(np.minimum, len(self.owner))
+
+    @cached_property
+    def last_text(self) -> np.ndarray:
+        """The last text node of each ``T_u``, int64 ``(E,)`` (-1 when ``T_u`` has none)."""
+        return self._reduce_owned(np.maximum, -1)
+
+    def _reduce_owned(self, ufunc: np.ufunc, empty: int) -> np.ndarray:
+        # T_u is the element range [u, end[u]): reduce the text nodes owned by each
+        # element over it (one sentinel slot for end == E).
+        n = len(self)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        owned = np.full(n + 1, empty, dtype=np.int64)
+        ufunc.at(owned, self.owner, np.arange(self.owner.size, dtype=np.int64))
+        bounds = np.empty(2 * n, dtype=np.int64)
+        bounds[0::2] = np.arange(n)
+        bounds[1::2] = self.end
+        return ufunc.reduceat(owned, bounds)[0::2]
+
+    def text_range(self, u: int) -> tuple[int, int]:
+        """``(first_text[u], last_text[u])`` for one element, without the arrays: the
+        text nodes whose owner lies in ``[u, end[u])`` (``(N, -1)`` when none).
+
+        >>> t = DomTable(Page.from_html("<div><p>One</p><p>Two <b>three</b> four</p></div>"))
+        >>> t.text_range(4), t.text_range(5), t.text_range(0)
+        ((1, 3), (2, 2), (0, 3))
+        """
+        inside = np.flatnonzero((self.owner >= u) & (self.owner < self.end[u]))
+        if inside.size == 0:
+            return self.owner.size, -1
+        return int(inside[0]), int(inside[-1])
 
     @cached_property
     def tags(self) -> list[str]:

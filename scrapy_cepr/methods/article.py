@@ -541,13 +541,15 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
         if params.story_path_weight < 1.0 and start is not None:
             # Step 3b: again, with evidence off the story's paragraph path discounted.
-            lo, hi = int(table.first_text[u]), int(table.last_text[u]) + 1
+            lo, hi = table.text_range(u)
+            hi += 1
             story = page.path_ids == story_path(page.path_ids[lo:hi], good[lo:hi], len(page.path_names))
             weighted = np.where(story, good, params.story_path_weight * good)
             u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
         keep[:] = False
-        if table.first_text[u] <= table.last_text[u]:
-            keep[table.first_text[u] : table.last_text[u] + 1] = True
+        first, last = table.text_range(u)
+        if first <= last:
+            keep[first : last + 1] = True
         logger.debug("article region: <%s> with %d text nodes", table.elements[u].tag, int(keep.sum()))
     region_keep = keep.copy()
     if params.pre_title and headline is not None:
