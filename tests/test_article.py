@@ -7,12 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lxml import etree
 
 from scrapy_cepr import extract
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.methods import get_method
 from scrapy_cepr.methods.article import body_evidence, record_lists
-from scrapy_cepr.core.region import DomTable
+from scrapy_cepr.core.region import DomTable, preorder_links
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -47,6 +48,32 @@ def test_comment_records_are_the_repeated_sibling_structure():
     records = record_lists(table)
     # The five <div class="c"> (children a, span, p; one link each), nothing else.
     assert [table.elements[i].get("class") for i in np.flatnonzero(records)] == ["c"] * 5
+
+
+def test_dom_table_links_match_the_tree_with_and_without_comment_nodes():
+    # html(0) > body(1) > [div(2) > [p(3), ul(4) > [li(5), li(6)]], p(7)], by hand.
+    html = "<html><body><div><p>One.</p><ul><li>a</li><li>b</li></ul></div><p>Two.</p></body></html>"
+    page = Page.from_html(html)
+    expected_parent = [-1, 0, 1, 2, 2, 4, 4, 1]
+    expected_end = [8, 8, 7, 4, 7, 6, 7, 8]
+    table = DomTable(page)
+    assert table.parent.tolist() == expected_parent and table.end.tolist() == expected_end
+    assert table.n_children.tolist() == [1, 2, 2, 0, 2, 0, 0, 0]
+    # Comments and processing instructions are no elements (the page parser drops them;
+    # lxml counts them as children): the links stay those of the elements.
+    ul = page.root.find(".//ul")
+    ul.insert(1, etree.Comment("between the items"))
+    page.root.find("body").append(etree.ProcessingInstruction("pi", "x"))
+    table = DomTable(page)
+    assert table.parent.tolist() == expected_parent and table.end.tolist() == expected_end
+    assert table.n_children.tolist() == [1, 2, 2, 0, 2, 0, 0, 0]
+    assert table.first_text.tolist() == [0, 0, 0, 0, 1, 1, 2, 3]
+
+
+def test_preorder_links_rejects_counts_that_are_no_tree():
+    assert [a.tolist() for a in preorder_links(np.array([0]))] == [[-1], [1]]
+    with pytest.raises(ValueError, match="one tree"):
+        preorder_links(np.array([1, 1]))
 
 
 def test_related_links_and_footer_are_removed_story_structure_is_kept():

@@ -4,41 +4,100 @@
 that a subtree ``T_u`` is the index range ``[u, end[u])`` and its text nodes are the
 range ``[first_text[u], last_text[u]]``; subtree sums are prefix-sum differences.
 It offers what :class:`scrapy_cepr.methods.nce.ElementTable` offers, built with less
-Python work per element (one ``getparent`` and one ``getnext`` call each, no loop over
-tree levels), since CEPR-Article runs it on every page of a crawl.
+Python work per element, since CEPR-Article runs it on every page of a crawl: lxml lists
+the elements, their tags and their numbers of children in C (``iter``, ``map``), and the
+tree's links (parent, subtree end, depth) follow from the children counts in pre-order
+with a few numpy sorts (:func:`preorder_links`); no ``getparent``/``getnext`` call and
+no Python loop over the elements.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+from functools import cached_property
+from operator import attrgetter
 
 import numpy as np
 from lxml import etree
 
 from .page import Page
 
-__all__ = ["DomTable"]
+__all__ = ["DomTable", "preorder_links"]
 
 logger = logging.getLogger(__name__)
+
+_TAG = attrgetter("tag")
+
+
+def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(parent, end)`` of a tree given by the number of children of each node in
+    pre-order (one root first), int64 ``(M,)`` each: ``parent[0] = -1`` and ``T_u`` is
+    ``[u, end[u])``.
+
+    With ``P[k] = Σ_{v<k} (n_children[v] − 1)`` (the nodes still to visit before k, less
+    one; ``P[M] = −1``), P stays ≥ ``P[u]`` inside ``T_u`` and falls by one at
+    ``end[u]``, so ``end[u]`` is the first ``v > u`` with ``P[v] = P[u] − 1`` (P never
+    falls by more than one per step). The depth is a prefix sum (+1 after each inner
+    node, −1 at its end), and ``parent[u]`` is the last node before u one level up.
+    Both searches are one ``searchsorted`` over keys sorted by (value, position).
+
+    :raises ValueError: the counts do not describe one tree (``Σ n_children ≠ M − 1``).
+
+    >>> parent, end = preorder_links(np.array([2, 1, 0, 0]))  # r(a(x), b)
+    >>> parent.tolist(), end.tolist()
+    ([-1, 0, 1, 0], [4, 3, 3, 4])
+    """
+    m = int(n_children.size)
+    if m == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    n_children = n_children.astype(np.int64, copy=False)
+    if int(n_children.sum()) != m - 1 or int(n_children.min()) < 0:
+        raise ValueError(f"children counts of {m} nodes do not describe one tree")
+    pos = np.arange(m + 1, dtype=np.int64)
+    pending = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(n_children - 1, out=pending[1:])
+    # Keys (P + 1, position) in one int64, sorted: the first key above (P[u] − 1 + 1, u)
+    # is the first position after u whose P is P[u] − 1.
+    keys = np.sort((pending + 1) * (m + 1) + pos)
+    end = keys[np.searchsorted(keys, pending[:m] * (m + 1) + pos[:m], side="right")] % (m + 1)
+    inner = np.flatnonzero(n_children)
+    depth = np.cumsum(
+        np.bincount(inner + 1, minlength=m + 1)[:m] - np.bincount(end[inner], minlength=m + 1)[:m]
+    )
+    # Keys (depth, position), sorted: the last key below (depth[u] − 1, u) is u's parent.
+    keys = np.sort(depth * m + pos[:m])
+    parent = keys[np.maximum(np.searchsorted(keys, (depth - 1) * m + pos[:m]) - 1, 0)] % m
+    parent[0] = -1
+    return parent, end
 
 
 class DomTable:
     """The elements of ``page.root`` in pre-order, as arrays of length E:
 
-    * ``elements``: list of E lxml elements; ``tags``: list of E tag names;
+    * ``elements``: list of E lxml elements; ``tags``: list of E tag names (built on
+      first access);
     * ``index``: dict element → index;
     * ``parent``: int64 ``(E,)``, index of the parent (-1 for the root);
+    * ``n_children``: int64 ``(E,)``, number of element children;
     * ``end``: int64 ``(E,)``, one past the last descendant (``T_u = [u, end[u])``);
     * ``owner``: int64 ``(N,)``, the element owning each text node (``page.owners``);
     * ``chars`` / ``link_chars``: float64 ``(E,)``, characters of ``text(T_u)`` and of
-      its part inside ``<a>``;
+      its part inside ``<a>`` (``chars`` built on first access);
     * ``first_text`` / ``last_text``: int64 ``(E,)``, the text nodes of ``T_u``
-      (``first_text > last_text`` when ``T_u`` has none).
+      (``first_text > last_text`` when ``T_u`` has none; built on first access,
+      :meth:`text_range` gives them for one element).
+
+    Comments, processing instructions and entities (the page parser drops them) are no
+    elements: when the tree holds some, the links are computed over all its nodes and
+    then restricted to the elements.
 
     >>> page = Page.from_html("<html><body><div><p>One, two.</p><a href='#'>x</a></div><p>Three</p></body></html>")
     >>> t = DomTable(page)
-    >>> t.tags, t.parent.tolist(), t.end.tolist()
-    (['html', 'body', 'div', 'p', 'a', 'p'], [-1, 0, 1, 2, 2, 1], [6, 6, 5, 4, 5, 6])
+    >>> t.tags, t.parent.tolist(), t.end.tolist(), t.n_children.tolist()
+    (['html', 'body', 'div', 'p', 'a', 'p'], [-1, 0, 1, 2, 2, 1], [6, 6, 5, 4, 5, 6], [1, 2, 2, 0, 0, 0])
+    >>> t.tag_codes(np.array([False, False, True, True, True, True])).tolist()
+    [-1, -1, 0, 1, 2, 1]
     >>> t.chars.tolist(), t.link_chars.tolist(), t.first_text.tolist(), t.last_text.tolist()
     ([15.0, 15.0, 10.0, 9.0, 1.0, 5.0], [1.0, 1.0, 1.0, 0.0, 1.0, 0.0], [0, 0, 0, 0, 1, 2], [2, 2, 1, 0, 1, 2])
     """
@@ -47,46 +106,85 @@ class DomTable:
         root = page.root
         self.elements = els = list(root.iter(etree.Element)) if root is not None else []
         n = len(els)
-        self.tags = [el.tag for el in els]
-        index = dict(zip(els, range(n)))
-        self.index = index
-        index_get = index.get
-        parent = [index_get(el.getparent(), -1) for el in els]
-        nxt = [index_get(el.getnext(), -1) for el in els]
-        # Pre-order: a subtree ends where the next sibling of the element, or of its
-        # nearest ancestor that has one, starts.
-        end = [n] * n
-        for u in range(n):
-            s = nxt[u]
-            if s >= 0:
-                end[u] = s
-            elif parent[u] >= 0:
-                end[u] = end[parent[u]]
-        self.parent = np.array(parent, dtype=np.int64)
-        self.end = np.array(end, dtype=np.int64)
+        self.index = index = dict(zip(els, range(n)))
+        n_children = np.fromiter(map(len, els), np.int64, n)
+        if n == 0 or int(n_children.sum()) == n - 1:
+            self.parent, self.end = preorder_links(n_children)
+            self.n_children = n_children
+        else:
+            self.parent, self.end = _element_links(root, index)
+            self.n_children = np.bincount(self.parent[1:], minlength=n)
         n_text = len(page)
         self.owner = np.fromiter(map(index.__getitem__, page.owners), np.int64, n_text)
-        chars = page.char_counts.astype(np.float64)
-        self.chars = self.subtree_sum(np.bincount(self.owner, weights=chars, minlength=n))
-        self.link_chars = self.subtree_sum(np.bincount(self.owner, weights=chars * page.in_link, minlength=n))
-        # T_u is the element range [u, end[u]): reduce the first and last text node
-        # owned by each element over it (one sentinel slot for end == E).
-        ids = np.arange(n_text, dtype=np.int64)
-        first_owned = np.full(n + 1, n_text, dtype=np.int64)
-        last_owned = np.full(n + 1, -1, dtype=np.int64)
-        np.minimum.at(first_owned, self.owner, ids)
-        np.maximum.at(last_owned, self.owner, ids)
-        if n:
-            bounds = np.empty(2 * n, dtype=np.int64)
-            bounds[0::2] = np.arange(n)
-            bounds[1::2] = self.end
-            self.first_text = np.minimum.reduceat(first_owned, bounds)[0::2]
-            self.last_text = np.maximum.reduceat(last_owned, bounds)[0::2]
-        else:
-            self.first_text = self.last_text = np.zeros(0, dtype=np.int64)
+        self._char_counts = page.char_counts.astype(np.float64)
+        self.link_chars = self.subtree_sum(
+            np.bincount(self.owner, weights=self._char_counts * page.in_link, minlength=n)
+        )
 
     def __len__(self) -> int:
         return len(self.elements)
+
+    @cached_property
+    def chars(self) -> np.ndarray:
+        """Characters of ``text(T_u)``, float64 ``(E,)`` (built on first access)."""
+        return self.subtree_sum(np.bincount(self.owner, weights=self._char_counts, minlength=len(self)))
+
+    @cached_property
+    def first_text(self) -> np.ndarray:
+        """The first text node of each ``T_u``, int64 ``(E,)`` (N when ``T_u`` has none;
+        built on first access, see :meth:`text_range` for one element)."""
+        return self._reduce_owned(np.minimum, len(self.owner))
+
+    @cached_property
+    def last_text(self) -> np.ndarray:
+        """The last text node of each ``T_u``, int64 ``(E,)`` (-1 when ``T_u`` has none)."""
+        return self._reduce_owned(np.maximum, -1)
+
+    def _reduce_owned(self, ufunc: np.ufunc, empty: int) -> np.ndarray:
+        # T_u is the element range [u, end[u]): reduce the text nodes owned by each
+        # element over it (one sentinel slot for end == E).
+        n = len(self)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        owned = np.full(n + 1, empty, dtype=np.int64)
+        ufunc.at(owned, self.owner, np.arange(self.owner.size, dtype=np.int64))
+        bounds = np.empty(2 * n, dtype=np.int64)
+        bounds[0::2] = np.arange(n)
+        bounds[1::2] = self.end
+        return ufunc.reduceat(owned, bounds)[0::2]
+
+    def text_range(self, u: int) -> tuple[int, int]:
+        """``(first_text[u], last_text[u])`` for one element, without the arrays: the
+        text nodes whose owner lies in ``[u, end[u])`` (``(N, -1)`` when none).
+
+        >>> t = DomTable(Page.from_html("<div><p>One</p><p>Two <b>three</b> four</p></div>"))
+        >>> t.text_range(4), t.text_range(5), t.text_range(0)
+        ((1, 3), (2, 2), (0, 3))
+        """
+        inside = np.flatnonzero((self.owner >= u) & (self.owner < self.end[u]))
+        if inside.size == 0:
+            return self.owner.size, -1
+        return int(inside[0]), int(inside[-1])
+
+    @cached_property
+    def tags(self) -> list[str]:
+        """The tag name of each element, list of E strings."""
+        return list(map(_TAG, self.elements))
+
+    def tag_codes(self, which: np.ndarray) -> np.ndarray:
+        """The tags of the elements flagged in *which* (bool ``(E,)``) as integers, for
+        equality tests in numpy: int64 ``(E,)``, equal codes for equal tags (a tag's
+        code is the rank of its first flagged element), -1 for the elements not flagged.
+
+        Reading a tag from lxml builds a string, the largest per-element cost of the
+        table; callers ask only for the elements they compare.
+        """
+        out = np.full(len(self), -1, dtype=np.int64)
+        idx = np.flatnonzero(which)
+        codes: dict[str, int] = {}
+        tags = map(_TAG, map(self.elements.__getitem__, idx.tolist()))
+        out[idx] = np.fromiter(map(codes.setdefault, tags, itertools.count()), np.int64, idx.size)
+        return out
 
     def subtree_sum(self, owned: np.ndarray) -> np.ndarray:
         """Sum over ``T_u`` of a per-element quantity *owned* ``(E,)``: float64 ``(E,)``."""
@@ -111,3 +209,16 @@ class DomTable:
             found = [index[el] for el in self.elements[u].iter(*tags) if el is not self.elements[u]]
             out[found] = True
         return out
+
+
+def _element_links(root: etree._Element, index: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(parent, end)`` over the elements of a tree that also holds comments, processing
+    instructions or entities (children that ``len()`` counts): the links of all nodes,
+    restricted to the elements (*index*: element → pre-order index among elements)."""
+    nodes = list(root.iter())
+    parent, end = preorder_links(np.fromiter(map(len, nodes), np.int64, len(nodes)))
+    is_element = np.fromiter(map(index.__contains__, nodes), bool, len(nodes))
+    before = np.concatenate(([0], np.cumsum(is_element)))  # elements before each node
+    # A parent is always an element; the root (parent -1) is one too.
+    element_parent = parent[is_element]
+    return np.where(element_parent >= 0, before[np.maximum(element_parent, 0)], -1), before[end[is_element]]

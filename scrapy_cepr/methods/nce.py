@@ -100,6 +100,8 @@ _CJK = CJK_RE.pattern[1:-1]
 #: Words of ``bag(·)``: a CJK character, or a run of other Unicode word characters.
 _WORD_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _DIGITS_RE = re.compile(r"\d+")
+#: ``_WORD_RE`` on ASCII text, where no CJK character can occur: runs of ``[A-Za-z0-9_]``.
+_ASCII_WORD_RE = re.compile(r"\w+", re.ASCII)
 _COMPONENT_SIZE = 3  # paper, Phase 2 step 3: "a connected component with at least 3 nodes"
 
 
@@ -290,7 +292,37 @@ def forest_mask(page: Page, table: ElementTable, params: NCEParams, u: int) -> n
 
 
 def _block_words(text: str) -> frozenset[str]:
-    return frozenset(_WORD_RE.findall(_DIGITS_RE.sub("0", text.lower())))
+    """The digit-masked word set of a block (Phase 2).
+
+    >>> sorted(_block_words("Posted 12:30, posted by Ann")), sorted(_block_words("新闻 2024"))
+    (['0', 'ann', 'by', 'posted'], ['0', '新', '闻'])
+    """
+    text = text.lower()
+    words = frozenset((_ASCII_WORD_RE if text.isascii() else _WORD_RE).findall(text))
+    # Digits are word characters (and no CJK ones): masking the digit runs of the
+    # distinct words gives the words of the masked text, at a fraction of the cost.
+    if all(map(str.isalpha, words)):
+        return words
+    return frozenset(w if w.isalpha() else _DIGITS_RE.sub("0", w) for w in words)
+
+
+def _has_close_twin(paths: np.ndarray, window: int) -> np.ndarray:
+    """bool ``(B,)``: the block has another block with the same tag path (*paths*, one id
+    per block) at most *window* blocks away. Only such blocks can be joined by an edge
+    of the Phase 2 graph; the others are never part of a component, so Phase 2 need not
+    read their words.
+
+    >>> _has_close_twin(np.array([4, 7, 4, 9, 9, 5, 4]), 2).tolist()
+    [True, False, True, True, True, False, False]
+    """
+    n = paths.size
+    order = np.argsort(paths, kind="stable")  # by path, then block number
+    same = paths[order[1:]] == paths[order[:-1]]
+    close = same & (order[1:] - order[:-1] <= window)
+    out = np.zeros(n, dtype=bool)
+    out[order[1:][close]] = True
+    out[order[:-1][close]] = True
+    return out
 
 
 def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None:
@@ -305,6 +337,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
     # Positions in ``idx`` where a display block starts, and where it ends.
     starts = np.concatenate(([0], np.flatnonzero(blocks[1:] != blocks[:-1]) + 1))
     ends = np.append(starts[1:], idx.size)
+    paths = page.path_ids[idx[starts]]
     texts = page.texts
     nodes: list[tuple[int, int, frozenset[str]]] = []  # (block number, path id, words)
     parent: list[int] = []
@@ -317,12 +350,13 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
             a = parent[a]
         return a
 
-    for b, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+    for b in np.flatnonzero(_has_close_twin(paths, params.comment_window)).tolist():
+        s, e = int(starts[b]), int(ends[b])
         words = _block_words(" ".join(texts[i] for i in idx[s:e].tolist()))
         if len(words) < params.comment_min_words:
             continue
         me = len(nodes)
-        path = int(page.path_ids[idx[s]])
+        path = int(paths[b])
         nodes.append((b, path, words))
         parent.append(me)
         size.append(1)
@@ -333,7 +367,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
             if opath != path:
                 continue
             inter = len(words & owords)
-            if inter and inter >= params.comment_similarity * len(words | owords):
+            if inter and inter >= params.comment_similarity * (len(words) + len(owords) - inter):
                 ra, rb = find(me), find(other)
                 if ra != rb:
                     parent[ra] = rb
