@@ -12,9 +12,9 @@ BOT_NAME = "newsproject"
 SPIDER_MODULES = ["newsproject.spiders"]
 NEWSPIDER_MODULE = "newsproject.spiders"
 
-# scrapy-cepr: clean every item's page with CEPR-SETPR while crawling.
+# scrapy-cepr: clean every item's page with CEPR-Article (built on CEPR-SETPR) while crawling.
 ADDONS = {"scrapy_cepr.Addon": 0}
-# CEPR_METHOD = "setpr"           # tpr | etpr | setpr | cetr | cetr-tm | nce | cedst
+# CEPR_METHOD = "cepr-article"    # cepr-article | tpr | etpr | setpr | cetr | cetr-tm | nce | cedst | wang2009
 # CEPR_EXECUTOR = "process"       # inline | thread | process (the pool starts after 1 s of inline work)
 # CEPR_NON_ARTICLE = "mark"       # keep | mark (page_type field) | drop index and section pages
 # CEPR_OVERWRITE = "fill"         # keep | fill | overwrite a title/body the spider set itself
