@@ -272,7 +272,7 @@ class Page:
         (:func:`~scrapy_cepr.core.text.count_punctuation`)."""
         from .text import count_punctuation
 
-        return count_punctuation(self.texts)
+        return count_punctuation(self.texts, self.char_counts)
 
     def node_path(self, i: int) -> str:
         """Dotted tag path of text node *i*."""
