@@ -358,24 +358,26 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
             a = parent[a]
         return a
 
-    for b in np.flatnonzero(_has_close_twin(paths, params.comment_window, _COMPONENT_SIZE)).tolist():
-        s, e = int(starts[b]), int(ends[b])
-        words = _block_words(" ".join(texts[i] for i in idx[s:e].tolist()))
-        if len(words) < params.comment_min_words:
+    node_of = idx.tolist()
+    block_starts, block_ends, path_of = starts.tolist(), ends.tolist(), paths.tolist()
+    window, similarity, min_words = params.comment_window, params.comment_similarity, params.comment_min_words
+    for b in np.flatnonzero(_has_close_twin(paths, window, _COMPONENT_SIZE)).tolist():
+        words = _block_words(" ".join(map(texts.__getitem__, node_of[block_starts[b] : block_ends[b]])))
+        if len(words) < min_words:
             continue
         me = len(nodes)
-        path = int(paths[b])
+        path = path_of[b]
         nodes.append((b, path, words))
         parent.append(me)
         size.append(1)
         for other in range(me - 1, -1, -1):
             ob, opath, owords = nodes[other]
-            if b - ob > params.comment_window:
+            if b - ob > window:
                 break
             if opath != path:
                 continue
             inter = len(words & owords)
-            if inter and inter >= params.comment_similarity * (len(words) + len(owords) - inter):
+            if inter and inter >= similarity * (len(words) + len(owords) - inter):
                 ra, rb = find(me), find(other)
                 if ra != rb:
                     parent[ra] = rb
