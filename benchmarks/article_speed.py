@@ -48,7 +48,8 @@ import lxml.html
 from lxml import etree
 
 from scrapy_cepr import extract
-from scrapy_cepr.core.page import _PARSER_OPTIONS, Page, decode_html
+from scrapy_cepr.core.page import Page, decode_html
+from scrapy_cepr.core.parse import _PARSER_OPTIONS
 from scrapy_cepr.evaluation import CORPUS_ENV, load_corpus
 from scrapy_cepr.methods import article
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import islice
 from functools import cached_property
 
 import numpy as np
@@ -151,7 +152,11 @@ class Page:
     edit distances, see :func:`~scrapy_cepr.core.smoothing.adjacent_path_weights`), and
     ``headings`` are ``(level, first_node, end_node)`` ranges of ``h1``–``h3`` elements.
     ``root`` is the cleaned lxml tree (or None for an empty page); ``source`` the decoded
-    HTML. Treat everything as read-only.
+    HTML; ``body_nodes`` the list of the nodes of ``<body>``'s subtree in pre-order, as
+    the walk visited them (``body`` first; empty without a body). Holding them keeps
+    their lxml proxies alive, so a later pass over the tree
+    (:class:`~scrapy_cepr.core.region.DomTable`) does not build them again. Treat
+    everything as read-only.
     """
 
     source: str
@@ -168,6 +173,7 @@ class Page:
     headings: list[tuple[int, int, int]]
     html_title: str | None
     meta_title: str | None
+    body_nodes: list = field(default_factory=list, repr=False)  # the walk's nodes, see above
 
     @classmethod
     def from_html(cls, html: str | bytes, *, url: str | None = None, encoding: str | None = None) -> Page:
@@ -218,7 +224,7 @@ class Page:
         if body is None:
             return cls._empty(source, url, root, html_title, meta_title)
 
-        texts, owners, node_paths, node_blocks, breaks, paths = _text_nodes(body)
+        texts, owners, node_paths, node_blocks, breaks, paths, elements = _text_nodes(body)
         path_parents, path_names, path_codes, path_level, path_link = paths
         pids = np.array(node_paths, dtype=np.int64)
         block_el = np.array(node_blocks, dtype=np.int64)
@@ -243,6 +249,7 @@ class Page:
             headings=_heading_runs(np.array(path_level, dtype=np.int64)[pids], blocks),
             html_title=html_title,
             meta_title=meta_title,
+            body_nodes=elements,
         )
 
     @cached_property
@@ -265,7 +272,7 @@ class Page:
         (:func:`~scrapy_cepr.core.text.count_punctuation`)."""
         from .text import count_punctuation
 
-        return count_punctuation(self.texts)
+        return count_punctuation(self.texts, self.char_counts)
 
     def node_path(self, i: int) -> str:
         """Dotted tag path of text node *i*."""
@@ -280,11 +287,12 @@ def _text_nodes(body: etree._Element) -> tuple:
     element's subtree, where it is displayed. Tag paths are interned as a tree (parent
     path id, tag → path id), so no string is built per node.
 
-    Returns ``(texts, owners, path_ids, block_ids, breaks, paths)``: per text node its
+    Returns ``(texts, owners, path_ids, block_ids, breaks, paths, nodes)``: per text node its
     normalised text, its owner element (the parent, for a tail), its path id, the id of
     its nearest block element, and whether it follows a block element or ``<br>`` (a tail
     that starts a new line); and ``paths = (parents, names, codes, heading levels, link
-    flags)`` per distinct tag path. Adjacent text left by a removed element
+    flags)`` per distinct tag path; then the list of the nodes of *body*'s subtree in
+    pre-order (:attr:`Page.body_nodes`). Adjacent text left by a removed element
     (``2000-<script>…</script> MacRumors``) is one node, as ``.text``/``.tail`` give it.
     """
     path_parents = [-1, 0]
@@ -308,9 +316,8 @@ def _text_nodes(body: etree._Element) -> tuple:
     text = body.text
     if text and not text.isspace():
         add((text, body, 1, 1, False))
-    elements = body.iter()
-    next(elements)  # <body> itself
-    for el in elements:
+    elements = list(body.iter())
+    for el in islice(elements, 1, None):  # after <body> itself
         parent = el.getparent()
         while top is not parent:
             # Close the open elements below the parent: their tails come now, innermost
@@ -363,7 +370,7 @@ def _text_nodes(body: etree._Element) -> tuple:
         node_blocks = [node_blocks[i] for i in keep]
         breaks = [breaks[i] for i in keep]
     paths = (path_parents, path_names, path_codes, path_level, path_link)
-    return texts, owners, node_paths, node_blocks, breaks, paths
+    return texts, owners, node_paths, node_blocks, breaks, paths, elements
 
 
 def dotted_paths(parents: list[int], names: list[str]) -> list[str]:

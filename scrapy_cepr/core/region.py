@@ -5,10 +5,10 @@ that a subtree ``T_u`` is the index range ``[u, end[u])`` and its text nodes are
 range ``[first_text[u], last_text[u]]``; subtree sums are prefix-sum differences.
 It offers what :class:`scrapy_cepr.methods.nce.ElementTable` offers, built with less
 Python work per element, since CEPR-Article runs it on every page of a crawl: lxml lists
-the elements, their tags and their numbers of children in C (``iter``, ``map``), and the
-tree's links (parent, subtree end, depth) follow from the children counts in pre-order
-with a few numpy sorts (:func:`preorder_links`); no ``getparent``/``getnext`` call and
-no Python loop over the elements.
+the elements and their parents in C (``iter``, ``map`` over ``getparent``), the
+children counts are a ``bincount`` of the parents, and the subtree ends follow from the
+counts in pre-order with one numpy sort (:func:`preorder_ends`); no Python loop over the
+elements.
 """
 
 from __future__ import annotations
@@ -23,34 +23,32 @@ from lxml import etree
 
 from .page import Page
 
-__all__ = ["DomTable", "preorder_links"]
+__all__ = ["DomTable", "preorder_ends", "preorder_links"]
 
 logger = logging.getLogger(__name__)
 
 _TAG = attrgetter("tag")
+_GETPARENT = etree._Element.getparent
 
 
-def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(parent, end)`` of a tree given by the number of children of each node in
-    pre-order (one root first), int64 ``(M,)`` each: ``parent[0] = -1`` and ``T_u`` is
-    ``[u, end[u])``.
+def preorder_ends(n_children: np.ndarray) -> np.ndarray:
+    """``end``, int64 ``(M,)``, of a tree given by the number of children of each node in
+    pre-order (one root first): ``T_u`` is ``[u, end[u])``.
 
     With ``P[k] = Σ_{v<k} (n_children[v] − 1)`` (the nodes still to visit before k, less
     one; ``P[M] = −1``), P stays ≥ ``P[u]`` inside ``T_u`` and falls by one at
     ``end[u]``, so ``end[u]`` is the first ``v > u`` with ``P[v] = P[u] − 1`` (P never
-    falls by more than one per step). The depth is a prefix sum (+1 after each inner
-    node, −1 at its end), and ``parent[u]`` is the last node before u one level up.
-    Both searches are one ``searchsorted`` over keys sorted by (value, position).
+    falls by more than one per step): one ``searchsorted`` over keys sorted by
+    (value, position).
 
     :raises ValueError: the counts do not describe one tree (``Σ n_children ≠ M − 1``).
 
-    >>> parent, end = preorder_links(np.array([2, 1, 0, 0]))  # r(a(x), b)
-    >>> parent.tolist(), end.tolist()
-    ([-1, 0, 1, 0], [4, 3, 3, 4])
+    >>> preorder_ends(np.array([2, 1, 0, 0])).tolist()  # r(a(x), b)
+    [4, 3, 3, 4]
     """
     m = int(n_children.size)
     if m == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64)
     n_children = n_children.astype(np.int64, copy=False)
     if int(n_children.sum()) != m - 1 or int(n_children.min()) < 0:
         raise ValueError(f"children counts of {m} nodes do not describe one tree")
@@ -60,14 +58,36 @@ def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # Keys (P + 1, position) in one int64, sorted: the first key above (P[u] − 1 + 1, u)
     # is the first position after u whose P is P[u] − 1.
     keys = np.sort((pending + 1) * (m + 1) + pos)
-    end = keys[np.searchsorted(keys, pending[:m] * (m + 1) + pos[:m], side="right")] % (m + 1)
+    return keys[np.searchsorted(keys, pending[:m] * (m + 1) + pos[:m], side="right")] % (m + 1)
+
+
+def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(parent, end)`` of a tree given by the number of children of each node in
+    pre-order (one root first), int64 ``(M,)`` each: ``parent[0] = -1`` and ``T_u`` is
+    ``[u, end[u])`` (:func:`preorder_ends`).
+
+    The depth is a prefix sum (+1 after each inner node, −1 at its end), and
+    ``parent[u]`` is the last node before u one level up: one ``searchsorted`` over keys
+    sorted by (depth, position).
+
+    :raises ValueError: the counts do not describe one tree (``Σ n_children ≠ M − 1``).
+
+    >>> parent, end = preorder_links(np.array([2, 1, 0, 0]))  # r(a(x), b)
+    >>> parent.tolist(), end.tolist()
+    ([-1, 0, 1, 0], [4, 3, 3, 4])
+    """
+    end = preorder_ends(n_children)
+    m = int(end.size)
+    if m == 0:
+        return np.zeros(0, np.int64), end
+    pos = np.arange(m, dtype=np.int64)
     inner = np.flatnonzero(n_children)
     depth = np.cumsum(
         np.bincount(inner + 1, minlength=m + 1)[:m] - np.bincount(end[inner], minlength=m + 1)[:m]
     )
     # Keys (depth, position), sorted: the last key below (depth[u] − 1, u) is u's parent.
-    keys = np.sort(depth * m + pos[:m])
-    parent = keys[np.maximum(np.searchsorted(keys, (depth - 1) * m + pos[:m]) - 1, 0)] % m
+    keys = np.sort(depth * m + pos)
+    parent = keys[np.maximum(np.searchsorted(keys, (depth - 1) * m + pos) - 1, 0)] % m
     parent[0] = -1
     return parent, end
 
@@ -89,8 +109,7 @@ class DomTable:
       :meth:`text_range` gives them for one element).
 
     Comments, processing instructions and entities (the page parser drops them) are no
-    elements: when the tree holds some, the links are computed over all its nodes and
-    then restricted to the elements.
+    elements: the links are those of the elements (a node's parent is an element).
 
     >>> page = Page.from_html("<html><body><div><p>One, two.</p><a href='#'>x</a></div><p>Three</p></body></html>")
     >>> t = DomTable(page)
@@ -107,13 +126,12 @@ class DomTable:
         self.elements = els = list(root.iter(etree.Element)) if root is not None else []
         n = len(els)
         self.index = index = dict(zip(els, range(n)))
-        n_children = np.fromiter(map(len, els), np.int64, n)
-        if n == 0 or int(n_children.sum()) == n - 1:
-            self.parent, self.end = preorder_links(n_children)
-            self.n_children = n_children
-        else:
-            self.parent, self.end = _element_links(root, index)
-            self.n_children = np.bincount(self.parent[1:], minlength=n)
+        # Parents by lxml (in C), the element children counts from them (comments and
+        # processing instructions are no elements), the subtree ends by prefix sums.
+        self.parent = parent = np.full(n, -1, dtype=np.int64)
+        parent[1:] = np.fromiter(map(index.__getitem__, map(_GETPARENT, els[1:])), np.int64, n - 1 if n else 0)
+        self.n_children = np.bincount(parent[1:], minlength=n)
+        self.end = preorder_ends(self.n_children)
         n_text = len(page)
         self.owner = np.fromiter(map(index.__getitem__, page.owners), np.int64, n_text)
         self._char_counts = page.char_counts.astype(np.float64)
@@ -209,16 +227,3 @@ class DomTable:
             found = [index[el] for el in self.elements[u].iter(*tags) if el is not self.elements[u]]
             out[found] = True
         return out
-
-
-def _element_links(root: etree._Element, index: dict) -> tuple[np.ndarray, np.ndarray]:
-    """``(parent, end)`` over the elements of a tree that also holds comments, processing
-    instructions or entities (children that ``len()`` counts): the links of all nodes,
-    restricted to the elements (*index*: element → pre-order index among elements)."""
-    nodes = list(root.iter())
-    parent, end = preorder_links(np.fromiter(map(len, nodes), np.int64, len(nodes)))
-    is_element = np.fromiter(map(index.__contains__, nodes), bool, len(nodes))
-    before = np.concatenate(([0], np.cumsum(is_element)))  # elements before each node
-    # A parent is always an element; the root (parent -1) is one too.
-    element_parent = parent[is_element]
-    return np.where(element_parent >= 0, before[np.maximum(element_parent, 0)], -1), before[end[is_element]]

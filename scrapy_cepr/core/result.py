@@ -192,13 +192,11 @@ def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray) ->
     if idx.size == 0:
         return ""
     kept_blocks = blocks[idx]
-    breaks = np.flatnonzero(kept_blocks[1:] != kept_blocks[:-1]) + 1
-    lines = []
-    start = 0
-    for end in (*breaks.tolist(), idx.size):
-        lines.append(" ".join(texts[i] for i in idx[start:end].tolist()))
-        start = end
-    return "\n".join(lines)
+    breaks = (np.flatnonzero(kept_blocks[1:] != kept_blocks[:-1]) + 1).tolist()
+    kept = list(map(texts.__getitem__, idx.tolist()))
+    # One line per run of kept nodes of one block: slices [start, end) of *kept*.
+    lines = map(kept.__getitem__, map(slice, [0, *breaks], [*breaks, idx.size]))
+    return "\n".join(map(" ".join, lines))
 
 
 def text_node_extraction(

@@ -88,19 +88,22 @@ def punctuation_table() -> np.ndarray:
     return table
 
 
-def count_punctuation(texts: Sequence[str]) -> np.ndarray:
+def count_punctuation(texts: Sequence[str], lengths: np.ndarray | None = None) -> np.ndarray:
     """Number of Unicode punctuation characters (category P*) in each of *texts*.
 
     Returns an int64 array of shape ``(len(texts),)``. Vectorised: the texts are joined,
     viewed as UTF-32 code points and looked up in :func:`punctuation_table`, so the cost
     is one pass in numpy whatever the number of texts. Empty strings count 0.
+    *lengths*: the texts' lengths in characters, int64 ``(len(texts),)``, when the caller
+    has them (``Page.char_counts``); counted here otherwise.
 
     >>> count_punctuation(["Hello, world.", "no marks", "你好，世界。", "\U0001F600!\U000E0041"]).tolist()
     [2, 0, 2, 1]
     """
     if not texts:
         return np.zeros(0, dtype=np.int64)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    if lengths is None:
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     codes = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
     if codes.size == 0:
         return np.zeros(len(texts), dtype=np.int64)

@@ -454,8 +454,14 @@ def repeated_lines(texts: list[str], char_counts: np.ndarray, starts: np.ndarray
     long = np.flatnonzero(length >= _MIN_REPEATED_CHARS)
     if long.size < 2:
         return out
-    _, which, count = np.unique(length[long], return_inverse=True, return_counts=True)
-    maybe = long[count[which] > 1]
+    # The long lines whose length another long line shares (sorted lengths, neighbours).
+    order = np.argsort(length[long], kind="stable")
+    by_length = length[long][order]
+    same = by_length[1:] == by_length[:-1]
+    shared = np.zeros(long.size, dtype=bool)
+    shared[1:] = same
+    shared[:-1] |= same
+    maybe = np.sort(long[order[shared]])
     if maybe.size == 0:
         return out
     lines = [" ".join(texts[a:b]) for a, b in zip(starts[maybe].tolist(), ends[maybe].tolist())]

@@ -306,22 +306,30 @@ def _block_words(text: str) -> frozenset[str]:
     return frozenset(w if w.isalpha() else _DIGITS_RE.sub("0", w) for w in words)
 
 
-def _has_close_twin(paths: np.ndarray, window: int) -> np.ndarray:
-    """bool ``(B,)``: the block has another block with the same tag path (*paths*, one id
-    per block) at most *window* blocks away. Only such blocks can be joined by an edge
-    of the Phase 2 graph; the others are never part of a component, so Phase 2 need not
-    read their words.
+def _has_close_twin(paths: np.ndarray, window: int, min_blocks: int = 2) -> np.ndarray:
+    """bool ``(B,)``: the block lies in a *chain* of at least *min_blocks* blocks, a chain
+    being a maximal sequence of blocks with the same tag path (*paths*, one id per
+    block), each at most *window* blocks after the previous one. An edge of the Phase 2
+    graph joins two blocks of one path at most *window* apart, hence of one chain: a
+    component never spans two chains, and a block of a chain with fewer than
+    ``_COMPONENT_SIZE`` blocks is never part of a component that large, so Phase 2 need
+    not read its words. With ``min_blocks = 2``: the block has a same-path block at most
+    *window* blocks away.
 
     >>> _has_close_twin(np.array([4, 7, 4, 9, 9, 5, 4]), 2).tolist()
     [True, False, True, True, True, False, False]
+    >>> _has_close_twin(np.array([4, 7, 4, 9, 4, 5, 4, 9, 1, 1]), 2, 3).tolist()
+    [True, False, True, False, True, False, True, False, False, False]
     """
     n = paths.size
+    if n == 0:
+        return np.zeros(0, dtype=bool)
     order = np.argsort(paths, kind="stable")  # by path, then block number
     same = paths[order[1:]] == paths[order[:-1]]
     close = same & (order[1:] - order[:-1] <= window)
-    out = np.zeros(n, dtype=bool)
-    out[order[1:][close]] = True
-    out[order[:-1][close]] = True
+    chain = np.cumsum(np.concatenate(([True], ~close)))  # chain number, in sorted order
+    out = np.empty(n, dtype=bool)
+    out[order] = np.bincount(chain)[chain] >= min_blocks
     return out
 
 
@@ -350,24 +358,26 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
             a = parent[a]
         return a
 
-    for b in np.flatnonzero(_has_close_twin(paths, params.comment_window)).tolist():
-        s, e = int(starts[b]), int(ends[b])
-        words = _block_words(" ".join(texts[i] for i in idx[s:e].tolist()))
-        if len(words) < params.comment_min_words:
+    node_of = idx.tolist()
+    block_starts, block_ends, path_of = starts.tolist(), ends.tolist(), paths.tolist()
+    window, similarity, min_words = params.comment_window, params.comment_similarity, params.comment_min_words
+    for b in np.flatnonzero(_has_close_twin(paths, window, _COMPONENT_SIZE)).tolist():
+        words = _block_words(" ".join(map(texts.__getitem__, node_of[block_starts[b] : block_ends[b]])))
+        if len(words) < min_words:
             continue
         me = len(nodes)
-        path = int(paths[b])
+        path = path_of[b]
         nodes.append((b, path, words))
         parent.append(me)
         size.append(1)
         for other in range(me - 1, -1, -1):
             ob, opath, owords = nodes[other]
-            if b - ob > params.comment_window:
+            if b - ob > window:
                 break
             if opath != path:
                 continue
             inter = len(words & owords)
-            if inter and inter >= params.comment_similarity * (len(words) + len(owords) - inter):
+            if inter and inter >= similarity * (len(words) + len(owords) - inter):
                 ra, rb = find(me), find(other)
                 if ra != rb:
                     parent[ra] = rb
