@@ -10,6 +10,7 @@ from pathlib import Path
 import lxml.html
 import numpy as np
 import pytest
+from browser import method_params
 
 from scrapy_cepr import METHOD_NAMES, extract
 from scrapy_cepr.core.formats import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, _safe_url, body_html, lines_html, text_slots
@@ -34,7 +35,7 @@ def _words(text: str) -> list[str]:
 # -- safety ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", METHOD_NAMES)
+@pytest.mark.parametrize("method", method_params(METHOD_NAMES))
 def test_hostile_markup_leaves_no_script_handler_style_or_javascript_url(method):
     html = extract(HOSTILE, url=HOSTILE_URL, method=method).body_html
     assert html  # every method keeps the story's paragraphs
@@ -102,7 +103,7 @@ def test_nce_keeps_the_whole_story_with_its_structure():
     assert len(items) == 3
 
 
-@pytest.mark.parametrize("method", TEXT_NODE_METHODS)
+@pytest.mark.parametrize("method", method_params(TEXT_NODE_METHODS))
 def test_body_html_holds_exactly_the_words_of_the_body(method):
     # Same kept text nodes, so the same words in the same order, for every method whose
     # units are text nodes.
@@ -203,7 +204,7 @@ def test_formats_are_computed_on_first_access_only():
     assert isinstance(r.source, str) and not any(isinstance(v, Page) for v in r.__dict__.values())
 
 
-@pytest.mark.parametrize("method", TEXT_NODE_METHODS)
+@pytest.mark.parametrize("method", method_params(TEXT_NODE_METHODS))
 def test_worker_and_lazy_property_agree(method):
     lazy = extract(HOSTILE, url=HOSTILE_URL, method=method)
     eager = extract_page(HOSTILE, HOSTILE_URL, method, {}, formats=("html", "markdown"))[0]

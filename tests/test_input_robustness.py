@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from browser import method_params
 
 from scrapy_cepr import METHOD_NAMES, NotHTMLError, extract
 from scrapy_cepr.cli import main
@@ -53,12 +54,12 @@ def test_unknown_charset_on_the_command_line_is_not_an_internal_error(capsys, tm
 
 
 @pytest.mark.parametrize(("codec", "label"), [("utf-16-le", "utf-16-le"), ("utf-16-be", "utf-16-be"), ("utf-16-be", "utf-16"), ("utf-32-le", "utf-32-le")])
-def test_utf16_without_bom_decodes_with_its_encoding_given(codec, label):
+@pytest.mark.parametrize("method", method_params(METHOD_NAMES))
+def test_utf16_without_bom_decodes_with_its_encoding_given(codec, label, method):
     data = page_text().encode(codec)
-    for method in METHOD_NAMES:
-        result = extract(data, method=method, encoding=label)
-        assert result.title == TITLE, method
-        assert SENTENCE in result.body, method
+    result = extract(data, method=method, encoding=label)
+    assert result.title == TITLE, method
+    assert SENTENCE in result.body, method
 
 
 def test_utf16_decodes_as_scrapy_response_text():
@@ -78,12 +79,12 @@ def test_utf16_on_the_command_line(capsys, tmp_path):
 # Item 15: a str with a lone surrogate ------------------------------------------------
 
 
-def test_lone_surrogate_in_str_is_replaced_not_truncated():
+@pytest.mark.parametrize("method", method_params(METHOD_NAMES))
+def test_lone_surrogate_in_str_is_replaced_not_truncated(method):
     html = page_text().replace("<h1>", "<h1>\ud800", 1)
-    for method in METHOD_NAMES:
-        result = extract(html, method=method)
-        assert SENTENCE in result.body, method
-        assert "\ud800" not in (result.title or "") + result.body
+    result = extract(html, method=method)
+    assert SENTENCE in result.body, method
+    assert "\ud800" not in (result.title or "") + result.body
 
 
 # Item 16: random bytes are binary ------------------------------------------------------
@@ -121,14 +122,14 @@ def test_cetr_on_a_megabyte_of_tagless_text_is_fast():
 # Item 20: small defects --------------------------------------------------------------------
 
 
-def test_control_characters_do_not_reach_title_or_body():
+@pytest.mark.parametrize("method", method_params(METHOD_NAMES))
+def test_control_characters_do_not_reach_title_or_body(method):
     html = page_text().replace("<h1>", "<h1>\x07\x1b", 1).replace("three weeks", "three\x00\x01\x08 weeks\x7f\x9b", 1)
     html = html.replace("<title>", "<title>\x02", 1)
-    for method in METHOD_NAMES:
-        result = extract(html, method=method)
-        text = (result.title or "") + result.body
-        assert not any(ch in text for ch in "\x00\x01\x02\x07\x08\x1b\x7f\x9b"), method
-        assert SENTENCE in result.body, method
+    result = extract(html, method=method)
+    text = (result.title or "") + result.body
+    assert not any(ch in text for ch in "\x00\x01\x02\x07\x08\x1b\x7f\x9b"), method
+    assert SENTENCE in result.body, method
     assert extract(html, method="setpr").title == TITLE
 
 

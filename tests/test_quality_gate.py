@@ -15,11 +15,11 @@ Skips without the corpus (``CEPR_BENCHMARK_DIR``; fails instead with
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from pathlib import Path
 
 import pytest
+from browser import RENDERING_METHODS, require_browser
 
 from scrapy_cepr import METHOD_NAMES
 from scrapy_cepr.cli import REPIN_COMMAND, evaluate_methods
@@ -62,18 +62,8 @@ def test_every_method_is_pinned():
 def _skip_without_browser(method: str) -> None:
     """wang2009 renders with Chromium: skip it (fail under CEPR_REQUIRE_RENDER=1, as in CI)
     when the browser or playwright is missing."""
-    if method != "wang2009":
-        return
-    from scrapy_cepr.render import INSTALL_HINT, BrowserNotFound, find_chromium
-
-    try:
-        import playwright  # noqa: F401
-
-        find_chromium()
-    except (ImportError, BrowserNotFound) as exc:
-        if os.environ.get("CEPR_REQUIRE_RENDER") == "1":
-            pytest.fail(f"CEPR_REQUIRE_RENDER=1 but the browser is missing: {exc}")
-        pytest.skip(f"wang2009 needs Chromium and playwright: {INSTALL_HINT}")
+    if method in RENDERING_METHODS:
+        require_browser()
 
 
 @pytest.mark.parametrize("method", PINNED)

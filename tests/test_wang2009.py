@@ -7,18 +7,18 @@ CI sets CEPR_REQUIRE_RENDER=1, which turns the skip into a failure)."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import require_browser
 
 import scrapy_cepr
 from scrapy_cepr.methods import get_method
 from scrapy_cepr.methods import wang2009 as w
-from scrapy_cepr.render import INSTALL_HINT, BrowserNotFound, Renderer, find_chromium
+from scrapy_cepr.render import Renderer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STORY = (FIXTURES / "wang_story.html").read_text(encoding="utf-8")
@@ -26,21 +26,10 @@ PARAGRAPHS = [p.split("</p>")[0] for p in STORY.split('<p>')[1:6]]
 TRAIN = Path(__file__).resolve().parents[1] / "benchmarks" / "train_wang2009.py"
 
 
-def _require_browser() -> None:
-    try:
-        import playwright  # noqa: F401
-
-        find_chromium()
-    except (ImportError, BrowserNotFound) as exc:
-        if os.environ.get("CEPR_REQUIRE_RENDER") == "1":
-            pytest.fail(f"CEPR_REQUIRE_RENDER=1 but the browser is missing: {exc}")
-        pytest.skip(f"needs Chromium and playwright: {INSTALL_HINT}")
-
-
 @pytest.fixture(scope="module")
 def story_layout():
     """The story page rendered once: (Layout, element index by id attribute)."""
-    _require_browser()
+    require_browser()
     with Renderer(timeout=20) as r:
         out = r.render(STORY)
     page = scrapy_cepr.core.page.Page.from_html(out.html, url="http://example.com/news/harbour.html")
@@ -119,7 +108,7 @@ def test_not_category_name(story_layout):
     layout, by_id = story_layout
     # A "Coast" label above the story, like a category name: a link with that text is in the nav.
     page_html = STORY.replace('<h1 id="headline">', '<div id="label" style="font-size:30px">Coast</div><h1 id="headline">')
-    _require_browser()
+    require_browser()
     with Renderer(timeout=20) as r:
         out = r.render(page_html)
     page = scrapy_cepr.core.page.Page.from_html(out.html)
@@ -130,7 +119,7 @@ def test_not_category_name(story_layout):
 
 
 def test_extract_story_page():
-    _require_browser()
+    require_browser()
     r = scrapy_cepr.extract(STORY, url="http://example.com/news/harbour.html", method="wang2009", styled_html=True)
     assert r.title == "Harbour wall collapses in overnight storm"
     assert r.body.split("\n") == PARAGRAPHS
@@ -144,7 +133,7 @@ def test_extract_story_page():
 
 
 def test_extract_with_paper_features_and_first_screen():
-    _require_browser()
+    require_browser()
     r = scrapy_cepr.extract(STORY, method="wang2009", features="paper", first_screen=True)
     assert r.params["features"] == "paper" and r.params["first_screen"] is True
     assert r.body and r.body_styled_html is None
@@ -159,7 +148,7 @@ def test_empty_and_textless_pages_do_not_render(monkeypatch):
 
 
 def test_embedded_geometry_is_used_without_a_browser(monkeypatch):
-    _require_browser()
+    require_browser()
     with Renderer(timeout=20) as r:
         out = r.render(STORY)
     embedded = out.html.replace(
