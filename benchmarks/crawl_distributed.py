@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from crawl_throughput import BASE_SETTINGS as THROUGHPUT_SETTINGS  # noqa: E402
 from crawl_throughput import build_site  # noqa: E402
 from httpserver import PageServer, parse_stats_dump  # noqa: E402
 from redis_fixture import RedisServer  # noqa: E402
@@ -63,13 +64,7 @@ START_KEY = "redisnewsspider:start_urls"
 
 #: Settings of the measured runs (the ``--readme`` run uses none of them).
 BASE_SETTINGS = {
-    "DEPTH_LIMIT": "1",
-    "ROBOTSTXT_OBEY": "False",
-    "AUTOTHROTTLE_ENABLED": "False",
-    "DOWNLOAD_DELAY": "0",
-    "CONCURRENT_REQUESTS": "32",
-    "CONCURRENT_REQUESTS_PER_DOMAIN": "32",
-    "CLOSESPIDER_PAGECOUNT": "0",
+    **THROUGHPUT_SETTINGS,  # depth 1, no politeness towards our own server, 32 concurrent requests
     "CEPR_EXECUTOR": "inline",
     "MAX_IDLE_TIME_BEFORE_CLOSE": "3",
     "SCHEDULER_HEARTBEAT_TIMEOUT": "3",

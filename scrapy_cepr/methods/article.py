@@ -98,7 +98,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ..core.page import Page
-from ..core.params import check_choice, check_int, check_real
+from ..core.params import check_int, check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.threshold import std_threshold
 from ..core.title import pick_title
@@ -184,11 +184,9 @@ class ArticleParams:
     anchor_sentence: bool = True
 
     def __post_init__(self) -> None:
-        if self.alpha is not None:
-            object.__setattr__(self, "alpha", check_real("alpha", self.alpha))
-        object.__setattr__(self, "lambda_", check_real("lambda_", self.lambda_))
-        object.__setattr__(self, "radius", check_int("radius", self.radius, 0, 1000))
-        check_choice("edges", self.edges, ("keep", "pad"))
+        setpr = CEPRParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
+        for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
+            object.__setattr__(self, name, getattr(setpr, name))
         object.__setattr__(self, "content_level", check_real("content_level", self.content_level, 0.0, 1.0))
         object.__setattr__(self, "boilerplate_weight", check_real("boilerplate_weight", self.boilerplate_weight))
         object.__setattr__(self, "anchor_min_chars", check_int("anchor_min_chars", self.anchor_min_chars, 1, 10**9))
