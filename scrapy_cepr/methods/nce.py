@@ -78,6 +78,7 @@ fitted as the paper did, by a local search on a development part of the corpus, 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections import Counter
@@ -102,6 +103,9 @@ _WORD_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _DIGITS_RE = re.compile(r"\d+")
 #: ``_WORD_RE`` on ASCII text, where no CJK character can occur: runs of ``[A-Za-z0-9_]``.
 _ASCII_WORD_RE = re.compile(r"\w+", re.ASCII)
+#: ``_WORD_RE`` on text without a CJK character (the ``[CJK]`` branch never matches
+#: there, the other is ``\w+``): the simpler pattern is matched faster.
+_PLAIN_WORD_RE = re.compile(r"\w+")
 _COMPONENT_SIZE = 3  # paper, Phase 2 step 3: "a connected component with at least 3 nodes"
 
 
@@ -298,12 +302,18 @@ def _block_words(text: str) -> frozenset[str]:
     (['0', 'ann', 'by', 'posted'], ['0', '新', '闻'])
     """
     text = text.lower()
-    words = frozenset((_ASCII_WORD_RE if text.isascii() else _WORD_RE).findall(text))
+    if text.isascii():
+        pattern = _ASCII_WORD_RE
+    else:
+        pattern = _WORD_RE if CJK_RE.search(text) else _PLAIN_WORD_RE
+    words = frozenset(pattern.findall(text))
     # Digits are word characters (and no CJK ones): masking the digit runs of the
     # distinct words gives the words of the masked text, at a fraction of the cost.
-    if all(map(str.isalpha, words)):
+    # Only the words that are not all letters change (found by a C-level filter).
+    odd = list(itertools.filterfalse(str.isalpha, words))
+    if not odd:
         return words
-    return frozenset(w if w.isalpha() else _DIGITS_RE.sub("0", w) for w in words)
+    return words.difference(odd).union([_DIGITS_RE.sub("0", w) for w in odd])
 
 
 def _has_close_twin(paths: np.ndarray, window: int, min_blocks: int = 2) -> np.ndarray:
