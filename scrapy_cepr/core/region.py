@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import operator
 from functools import cached_property
 from operator import attrgetter
 
@@ -92,6 +93,38 @@ def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return parent, end
 
 
+def _elements(page: Page) -> list:
+    """The elements of *page*'s tree in pre-order, ``list(root.iter(etree.Element))``.
+
+    The page model's walk already listed the nodes of ``<body>``'s subtree
+    (:attr:`Page.body_nodes`); when all of them are elements (no tag path ``#`` of a
+    comment or processing instruction), they are reused and only the nodes outside
+    ``<body>`` (the ``<head>``) are listed again.
+
+    >>> page = Page.from_html("<html><head><title>T</title></head><body><p>a <b>b</b></p><ul><li>c</li></ul></body></html>")
+    >>> [el.tag for el in _elements(page)]
+    ['html', 'head', 'title', 'body', 'p', 'b', 'ul', 'li']
+    >>> all(map(operator.is_, _elements(page), page.root.iter(etree.Element)))
+    True
+    """
+    root = page.root
+    if root is None:
+        return []
+    body_nodes = page.body_nodes
+    if not body_nodes or "#" in page.path_names:
+        return list(root.iter(etree.Element))
+    body = body_nodes[0]
+    if body.getparent() is not root:
+        return list(root.iter(etree.Element))
+    els = [root]
+    for child in root:
+        if child is body:
+            els += body_nodes
+        else:
+            els.extend(child.iter(etree.Element))
+    return els
+
+
 class DomTable:
     """The elements of ``page.root`` in pre-order, as arrays of length E:
 
@@ -122,8 +155,7 @@ class DomTable:
     """
 
     def __init__(self, page: Page) -> None:
-        root = page.root
-        self.elements = els = list(root.iter(etree.Element)) if root is not None else []
+        self.elements = els = _elements(page)
         n = len(els)
         self.index = index = dict(zip(els, range(n)))
         # Parents by lxml (in C), the element children counts from them (comments and

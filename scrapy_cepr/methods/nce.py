@@ -357,7 +357,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
     ends = np.append(starts[1:], idx.size)
     paths = page.path_ids[idx[starts]]
     texts = page.texts
-    nodes: list[tuple[int, int, frozenset[str]]] = []  # (block number, path id, words)
+    nodes: list[tuple[int, int, frozenset[str], int]] = []  # (block number, path id, words, |words|)
     parent: list[int] = []
     size: list[int] = []
 
@@ -373,18 +373,27 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
     window, similarity, min_words = params.comment_window, params.comment_similarity, params.comment_min_words
     for b in np.flatnonzero(_has_close_twin(paths, window, _COMPONENT_SIZE)).tolist():
         words = _block_words(" ".join(map(texts.__getitem__, node_of[block_starts[b] : block_ends[b]])))
-        if len(words) < min_words:
+        n_words = len(words)
+        if n_words < min_words:
             continue
         me = len(nodes)
         path = path_of[b]
-        nodes.append((b, path, words))
+        nodes.append((b, path, words, n_words))
         parent.append(me)
         size.append(1)
         for other in range(me - 1, -1, -1):
-            ob, opath, owords = nodes[other]
+            ob, opath, owords, n_owords = nodes[other]
             if b - ob > window:
                 break
             if opath != path:
+                continue
+            # |A ∩ B| ≤ min(|A|, |B|) and |A ∪ B| ≥ max(|A|, |B|): sets of too unequal
+            # sizes are never similar, and are not intersected (the same floating-point
+            # test, as s·x is monotone in x).
+            if n_words < n_owords:
+                if n_words < similarity * n_owords:
+                    continue
+            elif n_owords < similarity * n_words:
                 continue
             inter = len(words & owords)
             if inter and inter >= similarity * (len(words) + len(owords) - inter):
