@@ -58,8 +58,14 @@ def preorder_ends(n_children: np.ndarray) -> np.ndarray:
     np.cumsum(n_children - 1, out=pending[1:])
     # Keys (P + 1, position) in one int64, sorted: the first key above (P[u] − 1 + 1, u)
     # is the first position after u whose P is P[u] − 1.
-    keys = np.sort((pending + 1) * (m + 1) + pos)
-    return keys[np.searchsorted(keys, pending[:m] * (m + 1) + pos[:m], side="right")] % (m + 1)
+    key = (pending + 1) * (m + 1) + pos
+    order = np.argsort(key)
+    keys = key[order]
+    # The searched values, key − (m + 1), are searched in the keys' sorted order, which
+    # numpy's binary search does faster than in position order.
+    found = np.empty(m + 1, dtype=np.int64)
+    found[order] = np.searchsorted(keys, keys - (m + 1), side="right")
+    return keys[found[:m]] % (m + 1)
 
 
 def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
