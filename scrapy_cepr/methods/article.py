@@ -273,18 +273,24 @@ def body_subtree(table: DomTable, good: np.ndarray, bad: np.ndarray, beta: float
         with the largest ``G − β·B``. None: the best element of the whole tree.
     """
     n = len(table)
-    g = table.subtree_sum(np.bincount(table.owner, weights=good, minlength=n))
-    b = table.subtree_sum(np.bincount(table.owner, weights=bad, minlength=n))
-    score = g - beta * b
     if start is None:
-        return int(np.argmax(score))
+        g = table.subtree_sum(np.bincount(table.owner, weights=good, minlength=n))
+        b = table.subtree_sum(np.bincount(table.owner, weights=bad, minlength=n))
+        return int(np.argmax(g - beta * b))
+    # Only the ancestors of the anchor's owner are scored: the same prefix-sum
+    # differences as DomTable.subtree_sum, read at the chain alone.
     chain = []
     e = int(table.owner[start])
+    parent = table.parent
     while e >= 0:
         chain.append(e)
-        e = int(table.parent[e])
+        e = int(parent[e])
     chain_arr = np.array(chain, dtype=np.int64)
-    return int(chain_arr[np.argmax(score[chain_arr])])
+    ends = table.end[chain_arr]
+    g = np.concatenate(([0.0], np.cumsum(np.bincount(table.owner, weights=good, minlength=n), dtype=np.float64)))
+    b = np.concatenate(([0.0], np.cumsum(np.bincount(table.owner, weights=bad, minlength=n), dtype=np.float64)))
+    score = (g[ends] - g[chain_arr]) - beta * (b[ends] - b[chain_arr])
+    return int(chain_arr[np.argmax(score)])
 
 
 def story_path(path_ids: np.ndarray, good: np.ndarray, n_paths: int) -> int:
@@ -554,7 +560,8 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         first, last = table.text_range(u)
         if first <= last:
             keep[first : last + 1] = True
-        logger.debug("article region: <%s> with %d text nodes", table.elements[u].tag, int(keep.sum()))
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("article region: <%s> with %d text nodes", table.elements[u].tag, int(keep.sum()))
     region_keep = keep.copy()
     if params.pre_title and headline is not None:
         end = headline + 1
