@@ -300,6 +300,8 @@ def _block_words(text: str) -> frozenset[str]:
 
     >>> sorted(_block_words("Posted 12:30, posted by Ann")), sorted(_block_words("新闻 2024"))
     (['0', 'ann', 'by', 'posted'], ['0', '新', '闻'])
+    >>> sorted(_block_words("Café “Zoë” opens at 9:30 — 2nd floor"))
+    ['0', '0nd', 'at', 'café', 'floor', 'opens', 'zoë']
     """
     text = text.lower()
     if text.isascii():
