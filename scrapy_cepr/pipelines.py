@@ -164,8 +164,13 @@ class CEPRPipeline:
                              "'twisted.internet.asyncioreactor.AsyncioSelectorReactor', the default); "
                              "use CEPR_EXECUTOR='inline' with other reactors")
         worker = type(self).worker
-        if c.extra_formats or c.metadata or c.byline != "keep":  # a picklable partial of the module function
-            worker = partial(worker, formats=c.extra_formats, metadata=c.metadata, byline=c.byline)
+        options: dict[str, Any] = {}  # the worker's keyword options that differ from its defaults
+        if c.extra_formats or c.metadata or c.byline != "keep":
+            options.update(formats=c.extra_formats, metadata=c.metadata, byline=c.byline)
+        if c.non_article == "keep":  # no page-type detection for a setting that ignores it
+            options["detect_page_type"] = False
+        if options:
+            worker = partial(worker, **options)  # a picklable partial of the module function
         self.executor = make_executor(c.executor, max_workers=c.max_workers, timeout=c.timeout, method=c.method,
                                       start_method=c.start_method, worker=worker,
                                       on_restart=self._on_restart, pool_after_seconds=c.pool_after_seconds)

@@ -63,7 +63,7 @@ class HtmlBytes(bytes):
 
 def extract_page(html: str | bytes, url: str | None, method: str, params: dict[str, Any], *,
                  formats: tuple[str, ...] = (), metadata: bool = False,
-                 byline: str = "keep") -> tuple[dict[str, Any], float]:
+                 byline: str = "keep", detect_page_type: bool = True) -> tuple[dict[str, Any], float]:
     """Extract one page with :func:`scrapy_cepr.extract`.
 
     :param html: the page: :class:`HtmlBytes` (decoded by the core with its
@@ -77,6 +77,8 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
         (:func:`scrapy_cepr.core.formats.body_html` on the page already in memory).
     :param metadata: also read the article's metadata (``CEPR_METADATA``,
         :func:`scrapy_cepr.metadata.extract_metadata`).
+    :param detect_page_type: run :func:`scrapy_cepr.core.pagetype.page_type` (False with
+        ``CEPR_NON_ARTICLE="keep"``: the result's ``"page_type"`` is then None).
     :param byline: ``"move"`` removes the byline line from the body formats when the
         metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.metadata.move_byline`).
     :returns: ``(result, seconds)``: ``{"title": str | None, "body": str, "page_type":
@@ -104,7 +106,7 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     validated = spec.make_params(**params)
     page = Page.from_html(html, url=url, encoding=getattr(html, "encoding", None))
     extraction = spec.run(page, validated)
-    result: dict[str, Any] = {"title": extraction.title, "body": extraction.body, "page_type": page_type(page)}
+    result: dict[str, Any] = {"title": extraction.title, "body": extraction.body, "page_type": page_type(page) if detect_page_type else None}
     styled = getattr(extraction, "body_styled_html", None)  # wang2009 with styled_html=True
     if styled is not None:
         result["body_styled_html"] = styled
