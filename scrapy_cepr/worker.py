@@ -20,10 +20,9 @@ from typing import Any, Self
 
 from w3lib.encoding import html_to_unicode
 
-from .core.api import extract
+from .core.api import extract, extract_with_page
 from .core.page import Page
 from .core.pagetype import page_type
-from .methods import get_method
 
 __all__ = ["HtmlBytes", "extract_page", "init_process_worker", "ping", "warm_up"]
 
@@ -102,10 +101,8 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     start = time.perf_counter()
     # scrapy_cepr.extract(), with the parsed page kept for the page type and the body
     # formats (one parse; the lazy Extraction.body_html would parse the page again).
-    spec = get_method(method)
-    validated = spec.make_params(**params)
-    page = Page.from_html(html, url=url, encoding=getattr(html, "encoding", None))
-    extraction = spec.run(page, validated)
+    page, extraction = extract_with_page(html, url=url, method=method, encoding=getattr(html, "encoding", None),
+                                         **params)
     result: dict[str, Any] = {"title": extraction.title, "body": extraction.body, "page_type": page_type(page) if detect_page_type else None}
     styled = getattr(extraction, "body_styled_html", None)  # wang2009 with styled_html=True
     if styled is not None:

@@ -9,7 +9,7 @@ from ..methods import get_method
 from .page import Page
 from .result import Extraction
 
-__all__ = ["extract"]
+__all__ = ["extract", "extract_with_page"]
 
 
 def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-article", encoding: str | None = None, **params: Any) -> Extraction:
@@ -58,10 +58,18 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-ar
     >>> r.title
     'Hi'
     """
+    return extract_with_page(html, url=url, method=method, encoding=encoding, **params)[1]
+
+
+def extract_with_page(html: str | bytes, *, url: str | None = None, method: str = "cepr-article",
+                      encoding: str | None = None, **params: Any) -> tuple[Page, Extraction]:
+    """:func:`extract`, also returning the parsed :class:`Page` the method ran on, for
+    callers that read more from the same parse (the crawl's worker: page type, body
+    formats, metadata). Same parameters and errors as :func:`extract`."""
     spec = get_method(method)
     validated = spec.make_params(**params)
     page = Page.from_html(html, url=url, encoding=encoding)
     result = spec.run(page, validated)
     if result.source is None:  # methods that build their own Extraction (CETR, empty pages)
         result = replace(result, source=page.source)
-    return result
+    return page, result
