@@ -3,8 +3,9 @@
 :class:`DomTable` lists the elements of ``page.root`` in document (pre-order) order, so
 that a subtree ``T_u`` is the index range ``[u, end[u])`` and its text nodes are the
 range ``[first_text[u], last_text[u]]``; subtree sums are prefix-sum differences.
-It offers what :class:`scrapy_cepr.methods.nce.ElementTable` offers, built with less
-Python work per element, since CEPR-Article runs it on every page of a crawl: lxml lists
+It is the element table of every method that works on subtrees (NCE, where the paper's
+node ids are its indices; CEPR-Article; wang2009), built with little Python work per
+element, since CEPR-Article runs it on every page of a crawl: lxml lists
 the elements and their parents in C (``iter``, ``map`` over ``getparent``), the
 children counts are a ``bincount`` of the parents, and the subtree ends follow from the
 counts in pre-order with one numpy sort (:func:`preorder_ends`); no Python loop over the
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 import itertools
 import logging
-import operator
 from functools import cached_property
+import operator  # noqa: F401 - the doctests use it
 from operator import attrgetter
 
 import numpy as np
@@ -246,6 +247,25 @@ class DomTable:
         """Sum over ``T_u`` of a per-element quantity *owned* ``(E,)``: float64 ``(E,)``."""
         prefix = np.concatenate(([0.0], np.cumsum(owned, dtype=np.float64)))
         return prefix[self.end] - prefix[: len(self)]
+
+    def children(self, u: int) -> np.ndarray:
+        """Indices of the element children of *u* (E-level ids, document order).
+
+        >>> DomTable(Page.from_html("<div><p>One</p><p>Two</p></div>")).children(2).tolist()
+        [3, 4]
+        """
+        kids = []
+        c, end = u + 1, int(self.end[u])
+        while c < end:
+            kids.append(c)
+            c = int(self.end[c])
+        return np.array(kids, dtype=np.int64)
+
+    def link_density(self, u: np.ndarray | int) -> np.ndarray | float:
+        """``linkdensity(T_u)`` (NCE, Laber et al. 2009): link characters / characters
+        of ``text(T_u)``, 0 for a subtree without text."""
+        chars = self.chars[u]
+        return np.where(chars > 0, self.link_chars[u] / np.maximum(chars, 1), 0.0)
 
     def covered(self, roots: np.ndarray) -> np.ndarray:
         """bool ``(E,)``: the element lies in the subtree of an element flagged in *roots*

@@ -85,9 +85,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from lxml import etree
 
 from ..core.page import Page
+from ..core.region import DomTable
 from ..core.params import check_int, check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.text import CJK_RE
@@ -155,91 +155,9 @@ class NCEParams:
         )
 
 
-class ElementTable:
-    """The elements of ``page.root`` in DFS pre-order, as arrays of length E (the paper's
-    node id is the index):
-
-    * ``elements``: list of E lxml elements; ``tags``: list of E tag names;
-    * ``parent``: int64 ``(E,)``, index of the parent (-1 for the root);
-    * ``end``: int64 ``(E,)``, one past the last descendant, so that ``T_u`` is
-      ``[u, end[u])``;
-    * ``owner``: int64 ``(N,)``, the element owning each text node (``page.owners``);
-    * ``chars`` / ``link_chars``: int64 ``(E,)``, characters of ``text(T_u)`` and of its
-      part inside ``<a>``;
-    * ``first_text`` / ``last_text``: int64 ``(E,)``, range of the text nodes of ``T_u``
-      (``first_text > last_text`` when ``T_u`` has no text).
-
-    The only Python work per element is listing the elements and their parents; subtree
-    sums are prefix sums over the pre-order (a subtree is a contiguous range).
-    """
-
-    def __init__(self, page: Page) -> None:
-        root = page.root
-        self.elements = list(root.iter(etree.Element)) if root is not None else []
-        n = len(self.elements)
-        index = {el: i for i, el in enumerate(self.elements)}
-        self.tags = [el.tag for el in self.elements]
-        self.parent = np.fromiter((index.get(el.getparent(), -1) for el in self.elements), np.int64, n)
-        self.end = np.arange(n, dtype=np.int64) + _subtree_sizes(self.parent)
-        n_text = len(page)
-        self.owner = np.fromiter((index[o] for o in page.owners), np.int64, n_text)
-        chars = page.char_counts
-        self.chars = self.subtree_sum(np.bincount(self.owner, weights=chars, minlength=n))
-        self.link_chars = self.subtree_sum(np.bincount(self.owner, weights=chars * page.in_link, minlength=n))
-        ids = np.arange(n_text, dtype=np.int64)
-        first = np.full(n + 1, n_text, dtype=np.int64)
-        last = np.full(n + 1, -1, dtype=np.int64)
-        np.minimum.at(first, self.owner, ids)
-        np.maximum.at(last, self.owner, ids)
-        self.first_text = self._subtree_reduce(np.minimum, first)
-        self.last_text = self._subtree_reduce(np.maximum, last)
-
-    def __len__(self) -> int:
-        return len(self.elements)
-
-    def subtree_sum(self, owned: np.ndarray) -> np.ndarray:
-        """Sum over ``T_u`` of a per-element quantity *owned* ``(E,)``: int64 ``(E,)``."""
-        prefix = np.concatenate(([0], np.cumsum(owned.astype(np.int64))))
-        return prefix[self.end] - prefix[: len(self)]
-
-    def _subtree_reduce(self, ufunc: np.ufunc, owned: np.ndarray) -> np.ndarray:
-        # ``owned`` has a sentinel at index E so that ``end == E`` is a valid bound.
-        n = len(self)
-        if n == 0:
-            return np.zeros(0, np.int64)
-        bounds = np.empty(2 * n, dtype=np.int64)
-        bounds[0::2] = np.arange(n)
-        bounds[1::2] = self.end
-        return ufunc.reduceat(owned, bounds)[0::2]
-
-    def children(self, u: int) -> np.ndarray:
-        """Indices of the element children of *u* (E-level ids, document order)."""
-        kids = []
-        c = u + 1
-        end = self.end[u]
-        while c < end:
-            kids.append(c)
-            c = int(self.end[c])
-        return np.array(kids, dtype=np.int64)
-
-    def link_density(self, u: np.ndarray | int) -> np.ndarray | float:
-        """``linkdensity(T_u)``: link characters / characters (0 for a tree without text)."""
-        chars = self.chars[u]
-        return np.where(chars > 0, self.link_chars[u] / np.maximum(chars, 1), 0.0)
-
-
-def _subtree_sizes(parent: np.ndarray) -> np.ndarray:
-    """Number of nodes of every subtree from the parent array: each node adds 1 to each of
-    its ancestors, one tree level per numpy step (O(depth · E))."""
-    n = parent.size
-    size = np.ones(n, dtype=np.int64)
-    anc = parent.copy()
-    while True:
-        alive = anc >= 0
-        if not alive.any():
-            return size
-        size += np.bincount(anc[alive], minlength=n)
-        anc = np.where(alive, parent[np.maximum(anc, 0)], -1)
+#: NCE's element table (the paper's node ids are its pre-order indices): the shared
+#: :class:`~scrapy_cepr.core.region.DomTable`, under the name this module always used.
+ElementTable = DomTable
 
 
 def separator_node(page: Page, table: ElementTable, params: NCEParams) -> int | None:

@@ -93,7 +93,7 @@ from ..core.page import Page
 from ..core.params import check_choice, check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.text import CJK_RE
-from .nce import ElementTable
+from ..core.region import DomTable
 
 __all__ = [
     "BODY_FEATURES",
@@ -283,7 +283,7 @@ def load_models() -> dict[str, Any]:
 
 class Layout:
     """A page's elements joined to their rendered geometry (all arrays over the ``E``
-    elements of :class:`~scrapy_cepr.methods.nce.ElementTable`, pre-order):
+    elements of :class:`~scrapy_cepr.core.region.DomTable`, pre-order):
 
     * ``table``: the element table (parents, subtree ranges, text node ranges);
     * ``rect``: float ``(E, 4)`` px (zeros for elements without geometry), ``font``,
@@ -298,7 +298,7 @@ class Layout:
     def __init__(self, page: Page, geometry: Any) -> None:
         self.page = page
         self.geometry = geometry
-        t = self.table = ElementTable(page)
+        t = self.table = DomTable(page)
         n = len(t)
         gi = np.full(n, -1, dtype=np.int64)
         ng = len(geometry)
