@@ -26,7 +26,12 @@ Usage::
 
     CEPR_BENCHMARK_DIR=/path/to/article-extraction-benchmark \\
         python3 benchmarks/crawl_throughput.py [--copies 12] [--runs off,inline,thread,process,fault] \\
-        [--json out.json] [-s NAME=VALUE ...]
+        [--json out.json] [-s NAME=VALUE ...] [--repeat N] [--before DIR]
+
+``--repeat N`` makes the runs N times in turn and adds a table of medians; ``--before DIR``
+adds each run (but ``off``) made with the ``scrapy_cepr`` of another checkout, e.g. the
+commit before a change (``git worktree add /tmp/before COMMIT``), so that a before/after
+comparison is one command, its runs interleaved (this machine's load drifts).
 
 Needs psutil (the ``bench`` extra). Prints a Markdown table; ``--json`` writes all
 numbers. Takes a few minutes (the ``inline`` run is the slowest).
@@ -41,6 +46,7 @@ import os
 import re
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -113,6 +119,8 @@ class RunResult:
     rss_crawler_peak: float = 0.0
     rss_workers_peak: float = 0.0
     rss_crawler_at_checkpoint: float | None = None
+    #: (pages crawled, crawler CPU s) at the first sample after MEMORY_CHECKPOINT pages.
+    cpu_checkpoint: tuple[int, float] | None = None
     workers_seen: int = 0
     killed_pid: int | None = None
     failed_items: list[dict[str, Any]] = field(default_factory=list)
@@ -151,21 +159,24 @@ def build_site(corpus_dir: Path, copies: int) -> dict[str, ServedPage]:
     return pages
 
 
-def run_crawl(name: str, server: PageServer, extra: dict[str, str], workdir: Path, *, kill_worker: bool) -> RunResult:
-    """One ``scrapy crawl newsspider`` over *server*, measured."""
+def run_crawl(name: str, server: PageServer, extra: dict[str, str], workdir: Path, *, kill_worker: bool,
+              code: Path = ROOT, label: str | None = None) -> RunResult:
+    """One ``scrapy crawl newsspider`` over *server*, measured, with the ``scrapy_cepr``
+    of the checkout *code* (default: this one) first on ``PYTHONPATH``; the result is
+    named *label* (default *name*)."""
     settings = {**BASE_SETTINGS, **RUNS[name], **extra}
-    out = workdir / f"{name}.jsonl"
+    out = workdir / f"{label or name}.jsonl".replace(" ", "_")
     cmd = [sys.executable, "-m", "scrapy", "crawl", "newsspider", "-a", f"start_urls={server.url}/", "-O", str(out)]
     for key, value in settings.items():
         cmd += ["-s", f"{key}={value}"]
-    result = RunResult(name, settings)
+    result = RunResult(label or name, settings)
     result.load_before = os.getloadavg()[0]
     hits0 = server.hits
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     self0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    # Crawl with the scrapy_cepr of this checkout, whatever an editable install points to.
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    # Crawl with the scrapy_cepr of that checkout, whatever an editable install points to.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     reader = _StderrReader(proc.stderr)
     reader.start()
@@ -193,6 +204,7 @@ def run_crawl(name: str, server: PageServer, extra: dict[str, str], workdir: Pat
         result.rss_workers_peak = max(result.rss_workers_peak, rss_workers)
         if result.rss_crawler_at_checkpoint is None and reader.crawled >= MEMORY_CHECKPOINT:
             result.rss_crawler_at_checkpoint = result.rss_crawler_peak
+            result.cpu_checkpoint = (reader.crawled, cpu.get(proc.pid, 0.0))
         if kill_worker and result.killed_pid is None and reader.crawled >= KILL_AFTER_PAGES:
             workers = [c for c in children if _is_pool_worker(c)]
             if workers:
@@ -233,12 +245,13 @@ def run_crawl(name: str, server: PageServer, extra: dict[str, str], workdir: Pat
 
 
 def _is_pool_worker(process: psutil.Process) -> bool:
-    """A process-pool worker (spawned by multiprocessing), not its resource tracker."""
+    """A process worker (pipes: ``-c "from scrapy_cepr.worker import serve…"``; the
+    fallback pool: spawned by multiprocessing, but not its resource tracker)."""
     try:
         cmdline = " ".join(process.cmdline())
     except psutil.NoSuchProcess:
         return False
-    return "multiprocessing" in cmdline and "resource_tracker" not in cmdline
+    return "scrapy_cepr.worker" in cmdline or ("multiprocessing" in cmdline and "resource_tracker" not in cmdline)
 
 
 def markdown_table(results: list[RunResult]) -> str:
@@ -261,6 +274,41 @@ def markdown_table(results: list[RunResult]) -> str:
     return "\n".join(rows)
 
 
+def summary_table(results: list[RunResult]) -> str:
+    """Medians over the repeated runs of each name: pages/s, × off, and CPU ms per page
+    (crawler, workers), with the crawler's extra CPU over the ``off`` runs."""
+    names = list(dict.fromkeys(r.name for r in results))
+    med = {n: {key: statistics.median(getattr(r, key) if key != "crawler_ms" else 1000 * r.cpu_crawler / r.items
+                                       for r in results if r.name == n)
+               for key in ("pages_per_s", "crawler_ms", "cpu_workers", "items")} for n in names}
+    ratios = {n: [r.ratio_to_off for r in results if r.name == n and r.ratio_to_off is not None] for n in names}
+    steady = {n: [s for r in results if r.name == n and (s := steady_ms(r)) is not None] for n in names}
+    rows = ["| run | runs | pages/s | × off | crawler CPU ms/page | − off | steady-state ms/page | − off "
+            "| workers CPU ms/page |", "|---|---|---|---|---|---|---|---|---|"]
+    off = med.get("off")
+    for n in names:
+        m = med[n]
+        extra = f"{m['crawler_ms'] - off['crawler_ms']:+.2f}" if off is not None else "–"
+        ratio = f"{statistics.median(ratios[n]):.2f}" if ratios[n] else "–"
+        st = statistics.median(steady[n]) if steady[n] else None
+        st_off = statistics.median(steady["off"]) if steady.get("off") else None
+        st_extra = f"{st - st_off:+.2f}" if st is not None and st_off is not None else "–"
+        rows.append(f"| {n} | {sum(r.name == n for r in results)} | {m['pages_per_s']:.1f} | {ratio} "
+                    f"| {m['crawler_ms']:.2f} | {extra} | {'–' if st is None else f'{st:.2f}'} | {st_extra} "
+                    f"| {1000 * m['cpu_workers'] / m['items']:.2f} |")
+    return ("(medians of the runs of each name; steady state: the crawler's CPU from the "
+            f"{MEMORY_CHECKPOINT}th page crawled to the end, so without start-up, imports and the inline "
+            "pages before the pool)\n\n" + "\n".join(rows))
+
+
+def steady_ms(r: RunResult) -> float | None:
+    """The crawler's CPU ms per page from the checkpoint to the end of *r*, or None."""
+    if r.cpu_checkpoint is None or r.items <= r.cpu_checkpoint[0]:
+        return None
+    pages, cpu = r.cpu_checkpoint
+    return 1000 * (r.cpu_crawler - cpu) / (r.items - pages)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=os.environ.get(CORPUS_ENV), help=f"corpus directory (default ${CORPUS_ENV})")
@@ -269,7 +317,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write all measurements to this JSON file")
     parser.add_argument("-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for every run (repeatable)")
+    parser.add_argument("--before", type=Path, metavar="DIR",
+                        help="another checkout (e.g. `git worktree add DIR COMMIT`): each run but off is "
+                             "made with its scrapy_cepr too, as 'NAME (before)'")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="make the runs this many times, in turn; the summary gives medians (default 1)")
     args = parser.parse_args(argv)
+    if args.before is not None and not (args.before / "scrapy_cepr" / "__init__.py").is_file():
+        parser.error(f"--before {args.before}: no scrapy_cepr package there")
     if not args.corpus:
         parser.error(f"give --corpus or set {CORPUS_ENV}")
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
@@ -281,20 +336,29 @@ def main(argv: list[str] | None = None) -> int:
     pages = build_site(Path(args.corpus), args.copies)
     print(f"serving {len(pages) - 1} pages ({sum(len(p.body) for p in pages.values()) / MB:.0f} MB) "
           f"on 127.0.0.1; {os.cpu_count()} CPUs", flush=True)
+    plan = [(name, ROOT, name) for name in runs]
+    if args.before is not None:
+        plan += [(name, args.before.resolve(), f"{name} (before)") for name in runs if name != "off"]
     results: list[RunResult] = []
     with PageServer(pages) as server, tempfile.TemporaryDirectory() as tmp:
-        for name in runs:
-            print(f"run {name} …", flush=True)
-            r = run_crawl(name, server, extra, Path(tmp), kill_worker=(name == "fault"))
-            print(f"  [{name}] {r.items} items in {r.elapsed:.1f} s: {r.pages_per_s:.1f} pages/s", flush=True)
-            results.append(r)
+        for turn in range(args.repeat):
+            for name, code, label in plan:
+                print(f"run {label} ({turn + 1}/{args.repeat}) …", flush=True)
+                r = run_crawl(name, server, extra, Path(tmp), kill_worker=(name == "fault"), code=code, label=label)
+                print(f"  [{label}] {r.items} items in {r.elapsed:.1f} s: {r.pages_per_s:.1f} pages/s; crawler "
+                      f"CPU {1000 * r.cpu_crawler / max(r.items, 1):.2f} ms/page", flush=True)
+                results.append(r)
+    for i, r in enumerate(results):  # the ratio to the off run of the same turn
+        off_turn = next((o for o in results[i - i % len(plan):][:len(plan)] if o.name == "off"), None)
+        if off_turn is not None:
+            r.ratio_to_off = r.pages_per_s / off_turn.pages_per_s
     off = next((r for r in results if r.name == "off"), None)
-    for r in results:
-        if off is not None:
-            r.ratio_to_off = r.pages_per_s / off.pages_per_s
 
     print()
     print(markdown_table(results))
+    if args.repeat > 1 or args.before is not None:
+        print()
+        print(summary_table(results))
     by_name = {r.name: r for r in results}
     print()
     if "inline" in by_name and "process" in by_name:

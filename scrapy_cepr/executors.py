@@ -7,79 +7,104 @@ process pool (setting ``CEPR_EXECUTOR``).
 * ``thread`` (:class:`ThreadExecutor`): a :class:`~concurrent.futures.ThreadPoolExecutor`.
   The reactor stays responsive, but the extraction holds the GIL most of the time
   (Python and small numpy operations), so it competes with the crawl for one core.
-* ``process`` (:class:`ProcessExecutor`, the default): a
-  :class:`~concurrent.futures.ProcessPoolExecutor` started with ``spawn`` or
-  ``forkserver`` (never ``fork``: forking a running reactor with its threads and
-  sockets is unsafe). Extraction runs on the other cores; only the page's bytes and
-  encoding go to the worker and the title and body come back.
+* ``process`` (the default): worker processes. On POSIX, :class:`ProcessExecutor`: fresh
+  interpreters fed over pipes by the event loop itself (frames of
+  :mod:`scrapy_cepr.transport`; no helper thread, the page's bytes written to the pipe
+  as they are). Elsewhere (Windows, whose selector event loop has no subprocess pipes),
+  :class:`PoolProcessExecutor`: a :class:`~concurrent.futures.ProcessPoolExecutor`
+  started with ``spawn`` or ``forkserver`` (``CEPR_START_METHOD``; never ``fork``:
+  forking a running reactor with its threads and sockets is unsafe). Extraction runs on
+  the other cores; only the page's bytes and encoding go to the worker and the title
+  and body come back.
 
 Why ``process`` is the default (``benchmarks/crawl_throughput.py``: the example
 project's spider crawling the 181 pages of the article-extraction benchmark under 2,172
-URLs from a local server, CEPR-SETPR, 2 cores; single runs vary by ±15 %): it is the
-fastest, 1.36–1.60× inline over three runs (process 112–130 pages/s, inline 74–90,
-thread no faster than inline: the GIL), and the only executor that keeps the reactor
-free (inline stalls the crawl for a whole extraction, about 7 ms on average and far
-more on big pages), where ``CEPR_TIMEOUT`` really stops a runaway page, and where a
-crashing page cannot take the crawl down. On 2 cores the process pool is bound by CPU:
-the workers' (about 8.7 ms per page) plus the crawler's own (about 4.2 ms without
-cleaning, + about 2.3 ms for the pipeline, pickling and the pool's threads). Its costs:
-1–3 s of CPU to start the workers (in the background, once the crawl has spent
-``CEPR_POOL_AFTER_SECONDS`` cleaning inline: see below), and a script that starts the crawl itself must be guarded
-by ``if __name__ == "__main__":`` (spawned workers import the main module; ``scrapy
-crawl`` needs nothing).
+URLs from a local server, 2 cores; single runs vary by ±15 %): it is the fastest
+(inline and thread stall the crawl: the extraction holds the GIL), the only executor
+that keeps the reactor free (inline stalls the crawl for a whole extraction, about 7 ms
+on average and far more on big pages), where ``CEPR_TIMEOUT`` really stops a runaway
+page, and where a crashing page cannot take the crawl down. On 2 cores it is bound by
+CPU: the workers' extraction plus the crawler's own work (see the README's crawl
+throughput section for the measured split).
+
+**The crawler's CPU** is the ceiling of one crawler process (one thread runs its
+engine), so the pipe transport keeps the crawler's share of each page small: per page
+it pickles a few hundred bytes of metadata, makes two ``write`` calls, and reads back
+a pickled title and body, all in the event loop. The concurrent.futures pool it
+replaced pickled the page into a call item, moved it through two helper threads (the
+queue feeder and the executor manager, each taking the GIL) and woke the loop through
+``call_soon_threadsafe``: ``benchmarks/pool_overhead.py`` measures both transports
+alone, ``benchmarks/crawler_cpu.py`` where a real crawl's CPU goes.
 
 **Lazy start** (:class:`LazyPoolExecutor`, what the pipeline uses for ``thread`` and
-``process``): starting process workers costs 1–3 s of CPU (spawn, imports), more than a
-small crawl spends extracting. So pages are first cleaned inline; once they have taken
-``CEPR_POOL_AFTER_SECONDS`` (default 1 s, about 150 pages of 7 ms) the pool is started
-in the background, and pages go to it as soon as its workers are up. A crawl of a few
-dozen pages (and ``scrapy shell``) never starts a worker and runs at the inline speed;
-a long crawl gets the pool after about a second. The inline pages cannot be
+``process``): starting process workers costs 1–3 s of CPU (interpreter start, imports),
+more than a small crawl spends extracting. So pages are first cleaned inline; once they
+have taken ``CEPR_POOL_AFTER_SECONDS`` (default 1 s, about 150 pages of 7 ms) the pool
+is started in the background, and pages go to it as soon as its workers are up. A crawl
+of a few dozen pages (and ``scrapy shell``) never starts a worker and runs at the inline
+speed; a long crawl gets the pool after about a second. The inline pages cannot be
 interrupted by ``CEPR_TIMEOUT`` (a slow one is logged); ``CEPR_POOL_AFTER_SECONDS=0``
 starts the pool when the spider opens, so that every page has the timeout.
 
-Common rules of the two pools:
+Common rules of the pools:
 
 * at most ``IN_FLIGHT_PER_WORKER × max_workers`` (2 × ``max_workers``) pages are
   submitted at once (an :class:`asyncio.Semaphore`): each worker has one page running
   and one waiting, so it starts its next page as soon as it finishes one instead of
   idling while the result travels back and the crawler submits the next page (with one
-  page per worker, process workers were idle about a third of the time). The pool is
-  warmed up (workers started, the method imported) before the first page, and again
-  after a restart, outside the timeout;
-* ``timeout`` counts from the page's submission to the pool, so it includes the page's
-  wait behind the page ahead of it (one page per worker: on the benchmark pages a few
-  ms; the default 30 s is three orders of magnitude above a normal page). A page that
-  takes longer raises :class:`ExtractionTimeout` (only that page fails). Its worker is
-  still busy, so the pool is **recycled**: new pages go to a fresh pool; the old pool
-  finishes its other pages in flight and is then shut down — a process pool's workers
-  are terminated (which stops the runaway page), a thread pool's threads cannot be
-  killed and finish on their own. A page that times out on a pool already recycled
-  because of *another* page (it was waiting behind the runaway page) is not failed:
-  it gets one more try, with a fresh timeout, on the fresh pool;
-* a worker process that dies (killed by the OS, out of memory) breaks its pool
-  (:class:`~concurrent.futures.process.BrokenProcessPool`): the pages in flight on that
-  pool (up to 2 × ``max_workers``: the pool cannot tell which page its dead worker
-  was running) raise :class:`WorkerDied`, the pool is re-created, the crawl goes on;
+  page per worker, process workers were idle about a third of the time). The workers
+  are warmed up (started, the method imported and run once) before their first page,
+  and again after a restart, outside the timeout;
+* ``timeout`` counts from the page's submission, so it includes the page's wait behind
+  the page ahead of it (on the benchmark pages a few ms; the default 30 s is three
+  orders of magnitude above a normal page). A page that takes longer raises
+  :class:`ExtractionTimeout` (only that page fails);
 * every restart calls ``on_restart(reason)`` (the pipeline counts
   ``cepr/worker_restarts``).
 
-The awaiting uses asyncio (:func:`asyncio.wrap_future`, :func:`asyncio.wait_for`):
-the pools need Scrapy's default asyncio reactor; ``inline`` works with any reactor.
+What a timeout or a dead worker costs differs. :class:`ProcessExecutor` knows which
+page each worker runs (a worker answers in order): a timed-out page's worker is killed
+and replaced, a dead worker fails only the page it was running (:class:`WorkerDied`),
+and the page queued behind either is sent again, once, with a fresh timeout; the other
+workers go on. The concurrent.futures pools (:class:`ThreadExecutor`,
+:class:`PoolProcessExecutor`) cannot tell: after a timeout the whole pool is
+**recycled** (new pages go to a fresh pool; the old one finishes its pages in flight
+and is shut down: process workers are terminated, which stops the runaway page; threads
+cannot be killed and finish on their own; a page that times out on a pool already
+recycled because of another page gets one more try on the fresh pool), and a dead
+process worker breaks its pool
+(:class:`~concurrent.futures.process.BrokenProcessPool`): every page in flight on it
+(up to 2 × ``max_workers``) raises :class:`WorkerDied`, the pool is re-created.
+
+At the end of the crawl :meth:`Executor.aclose` closes the process workers' input and
+lets them exit on their own (their clean-up runs: a browser a ``wang2009`` worker
+started is closed) before stopping the rest. Workers are fresh interpreters importing
+only :mod:`scrapy_cepr.worker` and the extraction core, never the crawler's main
+script, so a script that runs the crawl itself needs no ``if __name__ ==
+"__main__":`` guard on POSIX (the fallback pool's ``spawn`` still does).
+
+The awaiting uses asyncio: the pools need Scrapy's default asyncio reactor; ``inline``
+works with any reactor.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import multiprocessing
+import os
+import subprocess
+import sys
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from .transport import REPLY_HEADER, decode_reply, encode_request, encode_setup
 from .worker import extract_page, init_process_worker, ping, warm_up
 
 __all__ = [
@@ -147,7 +172,12 @@ class Executor:
         raise NotImplementedError
 
     def shutdown(self) -> None:
-        """Stop the workers; idempotent."""
+        """Stop the workers now; idempotent."""
+
+    async def aclose(self) -> None:
+        """Stop the workers, letting idle ones exit on their own first where the
+        executor can (:meth:`ProcessExecutor.aclose`); else :meth:`shutdown`."""
+        self.shutdown()
 
 
 class InlineExecutor(Executor):
@@ -360,10 +390,15 @@ class ThreadExecutor(_PoolExecutor):
         return concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="cepr")
 
 
-class ProcessExecutor(_PoolExecutor):
-    """A process pool of ``max_workers`` processes started with *start_method*
-    (``"spawn"`` or ``"forkserver"``; ``"fork"`` is refused). Workers ignore SIGINT and
-    import the method at start (:func:`scrapy_cepr.worker.init_process_worker`).
+class PoolProcessExecutor(_PoolExecutor):
+    """The fallback ``process`` executor, for platforms where asyncio cannot run
+    subprocess pipes (Windows' selector event loop): a
+    :class:`~concurrent.futures.ProcessPoolExecutor` of ``max_workers`` processes started
+    with *start_method* (``"spawn"`` or ``"forkserver"``; ``"fork"`` is refused). Workers
+    ignore SIGINT and import the method at start
+    (:func:`scrapy_cepr.worker.init_process_worker`). It costs the crawler more CPU per
+    page than :class:`ProcessExecutor` (two helper threads; see the module docstring) and
+    a dead or timed-out worker fails every page in flight on its pool.
 
     :raises ValueError: *start_method* is ``"fork"`` or unknown.
     """
@@ -402,6 +437,340 @@ class ProcessExecutor(_PoolExecutor):
                 process.terminate()
 
 
+class _NotStarted(Exception):
+    """The worker holding a page stopped before it started that page (it was queued
+    behind the page the worker was running): the page gets one more try."""
+
+
+#: True where :class:`ProcessExecutor` can run (asyncio subprocess pipes: POSIX); elsewhere
+#: ``process`` is the :class:`PoolProcessExecutor`.
+PIPE_WORKERS = os.name == "posix"
+
+#: The command a process worker runs (``sys.executable -c``): the transport's server loop.
+_BOOTSTRAP = "from scrapy_cepr.worker import serve; serve()"
+
+#: Bytes asked for each worker's request pipe (Linux ``F_SETPIPE_SZ``; the default is
+#: 64 KiB, less than a typical page, so a page would take several event-loop turns).
+PIPE_BYTES = 1 << 20
+
+#: Seconds :meth:`ProcessExecutor.aclose` waits for idle workers to exit on their own
+#: (closing their input) before killing them.
+EXIT_GRACE = 5.0
+
+
+class _WorkerChannel(asyncio.SubprocessProtocol):
+    """The crawler's side of one worker process: it writes page requests to the
+    worker's standard input and reads its replies from its standard output, in the
+    event loop (no thread), resolving the pages' futures first in, first out
+    (:mod:`scrapy_cepr.transport`)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_lost: Callable[[_WorkerChannel], None]) -> None:
+        self.loop = loop
+        self.on_lost = on_lost
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.stdin: Any = None
+        self.pid: int | None = None
+        #: The set-up reply (the worker's pid), or the reason it could not start.
+        self.ready: asyncio.Future = loop.create_future()
+        self.ready.add_done_callback(_retrieve)
+        #: One future per page sent and not answered yet, oldest (the running page) first.
+        self.pending: deque[asyncio.Future] = deque()
+        self.alive = True
+        #: Why the crawler stopped this worker (None: it was not stopped by us).
+        self.stopped: str | None = None
+        self.exited: asyncio.Future = loop.create_future()
+        self.launch: asyncio.Future | None = None
+        self._buffer = bytearray()
+        self._gone = False
+
+    @property
+    def usable(self) -> bool:
+        """Alive and ready for pages."""
+        ready = self.ready
+        return self.alive and ready.done() and not ready.cancelled() and ready.exception() is None
+
+    # -- asyncio.SubprocessProtocol ------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+        self.pid = transport.get_pid()
+        self.stdin = transport.get_pipe_transport(0)
+        pipe = self.stdin.get_extra_info("pipe")
+        with contextlib.suppress(ImportError, AttributeError, OSError, ValueError):  # Linux only; best effort
+            import fcntl
+
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined]
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        head, start = REPLY_HEADER.size, 0
+        while len(buffer) - start >= head:
+            (size,) = REPLY_HEADER.unpack_from(buffer, start)
+            end = start + head + size
+            if len(buffer) < end:
+                break
+            self._resolve(*decode_reply(bytes(buffer[start + head:end])))
+            start = end
+        if start:
+            del buffer[:start]
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:  # the worker's output ended: every reply it wrote has been read
+            self._lost()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        # The process has exited and been reaped, its pipes are closed: closing the
+        # transport now cannot race asyncio's child watcher (closing it earlier polls,
+        # and may reap, the process behind the watcher's back).
+        self._lost()
+        if self.transport is not None:
+            self.transport.close()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    # -- pages ---------------------------------------------------------------------------
+    def send(self, parts: tuple[Any, ...]) -> asyncio.Future:
+        """Write one page request (:func:`scrapy_cepr.transport.encode_request`); the
+        future of its reply."""
+        future = self.loop.create_future()
+        self.pending.append(future)
+        self.write(parts)
+        return future
+
+    def write(self, parts: tuple[Any, ...]) -> None:
+        """Write a frame's parts (buffered by the transport if the pipe is full)."""
+        for part in parts:
+            self.stdin.write(part)
+
+    def _resolve(self, ok: bool, value: Any) -> None:
+        if not self.ready.done():
+            if ok:
+                self.ready.set_result(value)
+            else:
+                self.ready.set_exception(value)
+            return
+        if not self.pending:  # pragma: no cover - a reply nobody asked for
+            logger.error("Process worker %s sent an unexpected reply; stopping it", self.pid)
+            self.stop("protocol error")
+            return
+        future = self.pending.popleft()
+        if not future.done():  # done: abandoned after a timeout
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def _lost(self) -> None:
+        """The worker is gone: its running page (the oldest) died with it, the pages
+        queued behind it were never started."""
+        if self._gone:
+            return
+        self._gone, self.alive = True, False
+        reason = self.stopped or "the worker process died"
+        if not self.ready.done():
+            self.ready.set_exception(WorkerDied(f"{reason} while starting"))
+        running = True
+        while self.pending:
+            future = self.pending.popleft()
+            if not future.done():
+                future.set_exception(WorkerDied(f"worker died: {reason}") if running else _NotStarted())
+            running = False
+        self.on_lost(self)
+
+    def stop(self, reason: str) -> None:
+        """Kill the worker (SIGKILL); its pages are settled when its output ends."""
+        self.stopped = reason
+        self.alive = False
+        if self.transport is not None and self.transport.get_returncode() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.transport.kill()
+
+    def close_input(self) -> None:
+        """Close the worker's input: an idle worker then exits on its own."""
+        self.alive = False
+        if self.stdin is not None:
+            self.stdin.close()
+
+    def close(self) -> None:
+        """Close the transport (which kills the worker if it is still running)."""
+        self.alive = False
+        if self.launch is not None and not self.launch.done():
+            self.launch.cancel()
+        if self.transport is not None:
+            self.transport.close()
+
+
+class ProcessExecutor(Executor):
+    """``max_workers`` worker processes fed over pipes from the event loop (the default
+    ``process`` executor on POSIX).
+
+    Each worker is a fresh interpreter (``sys.executable -c``, the crawler's
+    ``sys.path``, its own session so that Ctrl-C reaches only the crawler) running
+    :func:`scrapy_cepr.worker.serve`; pages and results travel in the frames of
+    :mod:`scrapy_cepr.transport`, written and read by asyncio pipe transports: no helper
+    thread, and the page's bytes go from the response body to the pipe without being
+    pickled. A page goes to the worker with the fewest pages in flight (at most
+    ``IN_FLIGHT_PER_WORKER × max_workers`` at once). Because a worker answers in order,
+    the executor knows which page each worker is running:
+
+    * a page that takes longer than ``timeout`` seconds (from its submission) raises
+      :class:`ExtractionTimeout`; if its worker was running it, that worker is killed and
+      replaced, and the page queued behind it is sent again (one more try, fresh
+      timeout); other workers are untouched;
+    * a worker that dies (killed by the OS, out of memory, a crash in a C library) fails
+      the page it was running with :class:`WorkerDied`; the page queued behind it is sent
+      again, and the worker is replaced;
+    * every replacement calls ``on_restart(reason)``.
+
+    :raises ValueError: ``max_workers < 1``.
+    """
+
+    name = "process"
+
+    def __init__(self, *, max_workers: int = 1, timeout: float = 30.0, worker: Worker = extract_page,
+                 on_restart: Callable[[str], None] | None = None, method: str = "cepr-article") -> None:
+        super().__init__(timeout=timeout, worker=worker, on_restart=on_restart)
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be an int >= 1, got {max_workers!r}")
+        self.max_workers = max_workers
+        self.method = method
+        self.restarts = 0
+        self._channels: list[_WorkerChannel] = []
+        self._slots: asyncio.Semaphore | None = None
+        self._shut = False
+
+    async def start(self) -> None:
+        """Start the workers and wait until each has imported and warmed up the method.
+
+        :raises WorkerDied: a worker could not start (its error is in the message).
+        """
+        if self._slots is not None:
+            return
+        self._slots = asyncio.Semaphore(IN_FLIGHT_PER_WORKER * self.max_workers)
+        channels = [self._add_worker() for _ in range(self.max_workers)]
+        try:
+            await asyncio.gather(*(asyncio.shield(c.ready) for c in channels))
+        except Exception as exc:
+            self.shutdown()
+            raise WorkerDied(f"the process pool could not start its workers: {exc}") from exc
+
+    def _add_worker(self) -> _WorkerChannel:
+        channel = _WorkerChannel(asyncio.get_running_loop(), self._lost)
+        self._channels.append(channel)
+        channel.launch = asyncio.ensure_future(self._launch(channel))
+        channel.launch.add_done_callback(_retrieve)
+        return channel
+
+    async def _launch(self, channel: _WorkerChannel) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            if not sys.executable:
+                raise RuntimeError("sys.executable is unknown: cannot start a Python worker process")
+            path = os.pathsep.join(p or os.getcwd() for p in sys.path)  # the crawler's imports
+            await loop.subprocess_exec(lambda: channel, sys.executable, "-c", _BOOTSTRAP,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+                                       env={**os.environ, "PYTHONPATH": path}, start_new_session=True)
+            channel.write(encode_setup(self.worker, self.method))  # its reply resolves `ready`
+            await asyncio.wait_for(asyncio.shield(channel.ready), WARM_UP_TIMEOUT)
+        except BaseException as exc:
+            if not channel.ready.done():
+                channel.ready.set_exception(exc if isinstance(exc, Exception) else WorkerDied("cancelled"))
+            channel.stop(f"could not start: {exc!r}")
+            channel.close()
+            if channel in self._channels:
+                self._channels.remove(channel)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+
+    def _lost(self, channel: _WorkerChannel) -> None:
+        """A worker's output ended. If it was serving pages (not stopped by us, not
+        still starting: :meth:`_launch` handles that), replace it."""
+        if channel in self._channels and not self._shut and channel.ready.done() and not channel.ready.cancelled() \
+                and channel.ready.exception() is None:
+            self._replace(channel, f"worker {channel.pid} died")
+
+    def _replace(self, channel: _WorkerChannel, reason: str) -> None:
+        """Stop *channel*'s worker (if still running) and start a fresh one in its place."""
+        self._channels.remove(channel)
+        channel.stop(reason)
+        self.restarts += 1
+        logger.warning("Restarting a process worker (pid %s): %s", channel.pid, reason)
+        self._add_worker()
+        if self.on_restart is not None:
+            self.on_restart(reason)
+
+    async def run(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict, float]:
+        if self._slots is None:
+            raise RuntimeError(f"the {self.name} executor is not started (call start() first)")
+        parts = encode_request(html, url, method, params)
+        async with self._slots:
+            try:
+                return await self._run_once(parts, url)
+            except _NotStarted:  # it waited behind a page that died, or that is too slow
+                logger.info("Sending %s again: it waited behind a page that failed or timed out", url)
+                return await self._run_once(parts, url, last_try=True)
+
+    async def _run_once(self, parts: tuple[Any, ...], url: str | None, last_try: bool = False) -> tuple[dict, float]:
+        channel = await self._channel()
+        future = channel.send(parts)
+        try:
+            return await asyncio.wait_for(future, self.timeout)
+        except _NotStarted:
+            if last_try:
+                raise WorkerDied("worker died: two workers stopped before starting this page") from None
+            raise
+        except asyncio.TimeoutError:  # noqa: UP041 - distinct from TimeoutError on Python 3.10
+            running = bool(channel.pending) and channel.pending[0] is future and channel.stopped is None
+            if running:  # its worker is stuck on it
+                if channel in self._channels:
+                    self._replace(channel, f"a page timed out ({url})")
+            elif not last_try:  # queued behind a slow page: the worker will skip its reply
+                raise _NotStarted from None
+            raise ExtractionTimeout(f"timed out after {self.timeout:g} s") from None
+
+    async def _channel(self) -> _WorkerChannel:
+        """The usable worker with the fewest pages in flight (waiting for one to start
+        if none is ready)."""
+        while True:
+            if self._shut:
+                raise RuntimeError(f"the {self.name} executor is shut down")
+            best: _WorkerChannel | None = None
+            for channel in self._channels:
+                if channel.usable and (best is None or len(channel.pending) < len(best.pending)):
+                    best = channel
+            if best is not None:
+                return best
+            starting = [c.ready for c in self._channels if not c.ready.done()]
+            if not starting:  # the workers failed to start: try one more
+                starting = [self._add_worker().ready]
+            await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
+            failed = [f for f in starting if f.done() and not f.cancelled() and f.exception() is not None]
+            if failed and not any(c.usable or not c.ready.done() for c in self._channels):
+                raise WorkerDied(f"no process worker could start: {failed[0].exception()}")
+
+    def shutdown(self) -> None:
+        """Stop every worker now (idempotent)."""
+        self._shut = True
+        channels, self._channels = self._channels, []
+        for channel in channels:
+            channel.close_input()
+            channel.close()
+
+    async def aclose(self) -> None:
+        """Close the workers' input, give them up to :data:`EXIT_GRACE` seconds to exit
+        on their own (a worker's clean-up runs, e.g. a browser it started is closed), then
+        stop the rest (:meth:`shutdown`)."""
+        self._shut = True
+        channels = list(self._channels)
+        for channel in channels:
+            channel.close_input()
+        exits = [c.exited for c in channels if c.transport is not None]
+        if exits:
+            await asyncio.wait(exits, timeout=EXIT_GRACE)
+        self.shutdown()
+
+
 def _retrieve(future: asyncio.Future) -> None:
     """Done callback: mark *future*'s exception as retrieved (it is handled elsewhere)."""
     if not future.cancelled():
@@ -418,7 +787,7 @@ class LazyPoolExecutor(Executor):
         start it in :meth:`start`, no page inline).
     """
 
-    def __init__(self, pool: _PoolExecutor, *, after_seconds: float = 1.0) -> None:
+    def __init__(self, pool: _PoolExecutor | ProcessExecutor, *, after_seconds: float = 1.0) -> None:
         super().__init__(timeout=pool.timeout, worker=pool.worker, on_restart=pool.on_restart)
         if after_seconds < 0:
             raise ValueError(f"after_seconds must be >= 0, got {after_seconds!r}")
@@ -484,6 +853,13 @@ class LazyPoolExecutor(Executor):
         self._ready = False
         self.pool.shutdown()
 
+    async def aclose(self) -> None:
+        """As :meth:`shutdown`, with the pool's own :meth:`Executor.aclose` once it runs."""
+        if self._ready:
+            self._ready = False
+            await self.pool.aclose()
+        self.shutdown()
+
 
 def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, method: str = "cepr-article",
                   start_method: str = "spawn", worker: Worker = extract_page,
@@ -508,11 +884,15 @@ def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, met
         return InlineExecutor(timeout=timeout, worker=worker, on_restart=on_restart, method=method)
     common: dict[str, Any] = {"max_workers": max_workers, "timeout": timeout, "worker": worker, "on_restart": on_restart,
                               "method": method}
-    pool: _PoolExecutor
+    pool: _PoolExecutor | ProcessExecutor
     if name == "thread":
         pool = ThreadExecutor(**common)
+    elif name == "process" and PIPE_WORKERS:
+        if start_method not in ("spawn", "forkserver"):
+            raise ValueError(f"start_method must be 'spawn' or 'forkserver', got {start_method!r}")
+        pool = ProcessExecutor(**common)
     elif name == "process":
-        pool = ProcessExecutor(start_method=start_method, **common)
+        pool = PoolProcessExecutor(start_method=start_method, **common)
     else:
         raise ValueError(f"executor must be one of inline, thread, process; got {name!r}")
     return pool if pool_after_seconds is None else LazyPoolExecutor(pool, after_seconds=pool_after_seconds)

@@ -184,8 +184,8 @@ class CEPRPipeline:
     async def close_spider(self) -> None:
         """Shut the executor's pools down and log the summary line."""
         if self.executor is not None:
-            self.executor.shutdown()
-            self.executor = None
+            executor, self.executor = self.executor, None
+            await executor.aclose()
         if self._started is not None:
             logger.info("%s", self.summary(time.monotonic() - self._started))
             self._started = None

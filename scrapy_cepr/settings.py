@@ -32,6 +32,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .core.formats import BODY_FORMATS
+from .executors import PIPE_WORKERS
 from .methods import METHOD_NAMES, get_method
 
 __all__ = [
@@ -86,7 +87,7 @@ SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
     ("CEPR_KEEP_HTML", "False", "Keep the raw HTML in the exported item (in CEPR_HTML_FIELD) instead of removing it."),
     ("CEPR_EXECUTOR", '"process"', '"inline" (in the reactor thread), "thread" (thread pool) or "process" (process pool).'),
     ("CEPR_MAX_WORKERS", "os.cpu_count()", "Workers of the thread/process pool (≥ 1); each has up to 2 pages in flight (one running, one queued)."),
-    ("CEPR_START_METHOD", '"spawn"', 'How process workers start: "spawn" or "forkserver" (never "fork").'),
+    ("CEPR_START_METHOD", '"spawn"', 'How the fallback process pool starts its workers, "spawn" or "forkserver" (never "fork"); only where process workers cannot be fed over pipes (Windows). On POSIX every worker is a fresh interpreter fed over pipes, and the setting is ignored (logged at INFO).'),
     ("CEPR_TIMEOUT", "30.0", "Seconds a page may take in a thread/process worker, counted from its submission (so including the wait behind at most one page), before it is abandoned and recorded (> 0)."),
     ("CEPR_MAX_HTML_BYTES", "10000000", "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit."),
     ("CEPR_MAX_PENDING_PAGES", "1000", "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD."),
@@ -283,6 +284,9 @@ class CEPRConfig:
                 )
         if ignored:
             logger.info("CEPR_METHOD=%r ignores %s (parameters of other methods)", method, ", ".join(sorted(ignored)))
+        if PIPE_WORKERS and get("CEPR_START_METHOD") is not None:
+            logger.info("CEPR_START_METHOD is ignored here: process workers are fresh interpreters fed over pipes "
+                        "(it applies to the fallback pool, where pipes are not available)")
         params = []
         for setting, p in by_setting.items():
             value = get(setting)

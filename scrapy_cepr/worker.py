@@ -14,7 +14,10 @@ UTF-8 on the way out and decoded again on the way in).
 
 from __future__ import annotations
 
+import os
+import pickle
 import signal
+import sys
 import time
 from typing import Any, Self
 
@@ -24,7 +27,7 @@ from .core.api import extract, extract_with_page
 from .core.page import Page
 from .core.pagetype import page_type
 
-__all__ = ["HtmlBytes", "extract_page", "init_process_worker", "ping", "warm_up"]
+__all__ = ["HtmlBytes", "extract_page", "init_process_worker", "ping", "serve", "warm_up"]
 
 
 class HtmlBytes(bytes):
@@ -184,3 +187,62 @@ def init_process_worker(method: str) -> None:
 def ping() -> int:
     """A no-op task used to start pool workers before the first page arrives; returns 0."""
     return 0
+
+
+def serve() -> None:
+    """Main loop of a process worker started by :class:`scrapy_cepr.executors.ProcessExecutor`
+    (``python -c "from scrapy_cepr.worker import serve; serve()"``): read requests on
+    standard input, answer on standard output (frames of :mod:`scrapy_cepr.transport`),
+    until standard input is closed (the crawler closed it, or died). Returns then.
+
+    The first request names the worker function and the method: the worker ignores
+    SIGINT (Ctrl-C is the crawler's to handle), :func:`warm_up` s the method and answers
+    ``(True, pid)``, or ``(False, exception)`` if it could not. Each page request is then
+    answered with ``(True, worker(html, url, method, params))`` or ``(False, exception)``:
+    an exception fails that page only. The pipes are moved off file descriptors 0 and 1
+    first, so that a stray ``print()`` (to stderr now) cannot corrupt a frame.
+    """
+    from .transport import REQUEST_HEADER, decode_request, encode_reply
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def read_request() -> tuple[bytes, bytes] | None:
+        head = requests.read(REQUEST_HEADER.size)
+        if len(head) < REQUEST_HEADER.size:
+            return None  # end of input: the crawler is done (or gone)
+        meta_len, body_len = REQUEST_HEADER.unpack(head)
+        meta, body = requests.read(meta_len), requests.read(body_len)
+        if len(meta) < meta_len or len(body) < body_len:
+            return None
+        return meta, body
+
+    first = read_request()
+    if first is None:
+        return
+    try:
+        worker, method = pickle.loads(first[0])
+        warm_up(method)
+        reply = encode_reply(True, os.getpid())
+    except Exception as exc:
+        worker, reply = None, encode_reply(False, exc)
+    replies.write(reply)
+    replies.flush()
+    if worker is None:
+        return
+    while (request := read_request()) is not None:
+        try:
+            reply = encode_reply(True, worker(*decode_request(*request)))
+        except Exception as exc:  # this page fails, the worker goes on
+            reply = encode_reply(False, exc)
+        try:
+            replies.write(reply)
+            replies.flush()
+        except BrokenPipeError:  # the crawler is gone
+            return

@@ -1,6 +1,9 @@
-"""Executors: the three agree with the core; a killed process worker costs only the pages
-in flight and the pool recovers; a timed-out page is abandoned (its process stopped) and
-the next page is served by a fresh pool."""
+"""Executors: all agree with the core. The process executor (workers fed over pipes from
+the event loop) knows which page each worker runs: a killed worker costs only its running
+page (the page queued behind it is sent again), a timed-out page's worker is killed and
+replaced while the other workers go on, a failing page does not stop its worker, stray
+output cannot corrupt the pipe, idle workers exit on their own at close. The fallback
+pool (:class:`PoolProcessExecutor`) keeps its own guarantees."""
 
 from __future__ import annotations
 
@@ -16,7 +19,15 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr import extract
-from scrapy_cepr.executors import ExtractionTimeout, LazyPoolExecutor, ProcessExecutor, make_executor
+from scrapy_cepr.core.errors import NotHTMLError
+from scrapy_cepr.executors import (
+    ExtractionTimeout,
+    LazyPoolExecutor,
+    PoolProcessExecutor,
+    ProcessExecutor,
+    WorkerDied,
+    make_executor,
+)
 from scrapy_cepr.middlewares import CEPRSpiderMiddleware
 from scrapy_cepr.pipelines import CEPRPipeline
 from scrapy_cepr.worker import extract_page
@@ -43,6 +54,13 @@ def blocking_worker(html, url, method, params):
     return extract_page(html, url, method, params)
 
 
+def chatty_worker(html, url, method, params):
+    """extract_page after printing to stdout (a library that prints)."""
+    print("a stray line on stdout", html[:20])
+    os.write(1, b"raw bytes on fd 1\n")
+    return extract_page(html, url, method, params)
+
+
 def wait_for_pid(path: Path, timeout: float = 30.0) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -64,10 +82,18 @@ def running(pid: int) -> bool:
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
 
-@pytest.mark.parametrize("name", ["inline", "thread", "process"])
+
+def make(kind: str, **kwargs):
+    """An executor: a ``make_executor`` name, or ``"pool-process"`` (the fallback)."""
+    if kind == "pool-process":
+        return PoolProcessExecutor(**kwargs)
+    return make_executor(kind, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["inline", "thread", "process", "pool-process"])
 def test_executors_agree_with_the_core(name):
     async def go():
-        executor = make_executor(name, max_workers=1, timeout=60)
+        executor = make(name, max_workers=1, timeout=60)
         await executor.start()
         try:
             return await executor.run(PAGE, "http://news.example/a", "setpr", {"alpha": 0.8})
@@ -83,27 +109,82 @@ def test_executors_agree_with_the_core(name):
     assert 0 < seconds < 60
 
 
+def test_process_workers_get_the_page_as_sent():
+    # str (with a lone surrogate), bytes, and HtmlBytes in a legacy charset: the worker
+    # rebuilds exactly what the crawler sent (the same results as in this process).
+    from scrapy_cepr.worker import HtmlBytes
+
+    pages = [PAGE.replace("Storm", "Storm\ud800"), PAGE.encode("utf-8"),
+             HtmlBytes(PAGE.replace("coast", "côte").encode("cp1252"), "cp1252")]
+
+    async def go():
+        executor = ProcessExecutor(max_workers=2, timeout=60)
+        await executor.start()
+        try:
+            return await asyncio.gather(*(executor.run(p, None, "setpr", {}) for p in pages))
+        finally:
+            await executor.aclose()
+
+    results = asyncio.run(go())
+    for page, (result, _) in zip(pages, results, strict=True):
+        assert result == extract_page(page, None, "setpr", {})[0]
+    assert results[2][0]["title"] == "Storm hits côte"
+    assert results[0][0]["title"] == "Storm\ufffd hits coast"  # the core replaces the lone surrogate
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="executor must be one of"):
         make_executor("gpu")
     with pytest.raises(ValueError, match="start_method"):
-        ProcessExecutor(start_method="fork")
+        make_executor("process", start_method="fork")
+    with pytest.raises(ValueError, match="start_method"):
+        PoolProcessExecutor(start_method="fork")
     with pytest.raises(ValueError, match="max_workers"):
         make_executor("thread", max_workers=0)
+    with pytest.raises(ValueError, match="max_workers"):
+        ProcessExecutor(max_workers=0)
 
 
-def test_run_before_start_is_an_error():
+@pytest.mark.parametrize("name", ["thread", "process"])
+def test_run_before_start_is_an_error(name):
     with pytest.raises(RuntimeError, match="not started"):
-        asyncio.run(make_executor("thread").run(PAGE, None, "setpr", {}))
+        asyncio.run(make_executor(name).run(PAGE, None, "setpr", {}))
+
+
+def test_a_worker_that_cannot_start_is_a_clear_error():
+    async def go():
+        executor = ProcessExecutor(max_workers=2, timeout=60, method="no-such-method")
+        await executor.start()
+
+    with pytest.raises(WorkerDied, match="could not start its workers: .*no-such-method"):
+        asyncio.run(go())
+
+
+def test_a_failing_page_fails_alone_and_stray_output_is_harmless():
+    async def go():
+        executor = ProcessExecutor(max_workers=1, timeout=60, worker=chatty_worker)
+        await executor.start()
+        try:
+            pid = executor._channels[0].pid
+            with pytest.raises(NotHTMLError):
+                await executor.run(bytes(range(256)) * 4, None, "setpr", {})  # binary: not HTML
+            result, _ = await executor.run(PAGE, None, "setpr", {})
+            return result, pid, executor._channels[0].pid, executor.restarts
+        finally:
+            await executor.aclose()
+
+    result, pid_before, pid_after, restarts = asyncio.run(go())
+    assert result["title"] == "Storm hits coast"
+    assert pid_before == pid_after and restarts == 0  # the same worker went on
 
 
 @needs_proc
-def test_process_timeout_stops_the_stuck_worker(tmp_path):
+@pytest.mark.parametrize("kind", ["process", "pool-process"])
+def test_process_timeout_stops_the_stuck_worker(tmp_path, kind):
     restarts = []
 
     async def go():
-        executor = make_executor("process", max_workers=1, timeout=60, worker=blocking_worker,
-                                 on_restart=restarts.append)
+        executor = make(kind, max_workers=1, timeout=60, worker=blocking_worker, on_restart=restarts.append)
         await executor.start()
         try:
             # The first page makes the worker import this test module (slow, unrelated).
@@ -112,8 +193,8 @@ def test_process_timeout_stops_the_stuck_worker(tmp_path):
             with pytest.raises(ExtractionTimeout, match="timed out after 1 s"):
                 await executor.run(f"PIDFILE:{tmp_path / 'pid'}", "http://news.example/slow", "setpr", {})
             stuck = wait_for_pid(tmp_path / "pid")
-            executor.timeout = 60  # the fresh pool's worker imports this module again
-            result, _ = await executor.run(PAGE, None, "setpr", {})  # a fresh pool serves it
+            executor.timeout = 60  # the fresh worker imports this module again
+            result, _ = await executor.run(PAGE, None, "setpr", {})  # a fresh worker serves it
             return stuck, result, executor.restarts
         finally:
             executor.shutdown()
@@ -122,9 +203,41 @@ def test_process_timeout_stops_the_stuck_worker(tmp_path):
     assert result["title"] == "Storm hits coast"
     assert n_restarts == 1 and len(restarts) == 1 and "timed out" in restarts[0]
     deadline = time.monotonic() + 10
-    while running(stuck) and time.monotonic() < deadline:  # terminated, not left sleeping 60 s
+    while running(stuck) and time.monotonic() < deadline:  # stopped, not left sleeping 60 s
         time.sleep(0.05)
     assert not running(stuck)
+
+
+@needs_proc
+def test_timeout_replaces_only_the_stuck_worker_and_resends_the_page_behind_it(tmp_path):
+    # Two workers. Worker A runs a page stuck for 60 s and has a normal page queued
+    # behind it; worker B is busy with normal pages. The stuck page times out: A is
+    # killed and replaced, the queued page is sent again and cleaned, B keeps its pid.
+    async def go():
+        executor = ProcessExecutor(max_workers=2, timeout=60, worker=blocking_worker)
+        await executor.start()
+        try:
+            await asyncio.gather(*(executor.run(PAGE, None, "setpr", {}) for _ in range(4)))  # import this module
+            a, b = executor._channels
+            executor.timeout = 3.0
+            stuck = asyncio.ensure_future(executor.run(f"PIDFILE:{tmp_path / 'pid'}", None, "setpr", {}))
+            await asyncio.sleep(0)  # sent: A has 1 page, B none
+            normal = asyncio.ensure_future(executor.run(PAGE, None, "setpr", {}))  # -> B (fewest pages)
+            await asyncio.sleep(0)
+            queued = asyncio.ensure_future(executor.run(PAGE, None, "setpr", {}))  # tie -> A, behind the stuck page
+            await asyncio.sleep(0)
+            behind_stuck = len(a.pending) == 2
+            executor.timeout = 60
+            outcomes = await asyncio.gather(stuck, normal, queued, return_exceptions=True)
+            return outcomes, behind_stuck, (a.pid, b.pid), [c.pid for c in executor._channels], executor.restarts
+        finally:
+            await executor.aclose()
+
+    (stuck, normal, queued), behind_stuck, (pid_a, pid_b), pids_after, restarts = asyncio.run(go())
+    assert behind_stuck
+    assert isinstance(stuck, ExtractionTimeout)
+    assert normal[0]["title"] == queued[0]["title"] == "Storm hits coast"
+    assert restarts == 1 and pid_b in pids_after and pid_a not in pids_after and len(pids_after) == 2
 
 
 class BlockingPipeline(CEPRPipeline):
@@ -132,8 +245,11 @@ class BlockingPipeline(CEPRPipeline):
 
 
 @needs_proc
-def test_killed_worker_costs_only_the_pages_in_flight(tmp_path, caplog):
-    crawler = get_crawler(settings_dict={"CEPR_EXECUTOR": "process", "CEPR_MAX_WORKERS": 2, "CEPR_TIMEOUT": 60,
+def test_killed_worker_costs_only_its_running_page(tmp_path, caplog):
+    # One worker runs page a (stuck) with page b queued behind it. The worker is killed
+    # (SIGKILL, as the OS' out-of-memory killer would): a, the page it was running, fails;
+    # b was never started and is sent again to the fresh worker; c after it is cleaned.
+    crawler = get_crawler(settings_dict={"CEPR_EXECUTOR": "process", "CEPR_MAX_WORKERS": 1, "CEPR_TIMEOUT": 60,
                                          "CEPR_POOL_AFTER_SECONDS": 0, "ITEM_PIPELINES": {CEPRPipeline: 100}})
     pipeline = BlockingPipeline.from_crawler(crawler)
     middleware = CEPRSpiderMiddleware.from_crawler(crawler)
@@ -146,12 +262,10 @@ def test_killed_worker_costs_only_the_pages_in_flight(tmp_path, caplog):
     async def go():
         await pipeline.open_spider()
         try:
-            # Two pages block both workers (in flight); the third page comes after the kill.
             a = asyncio.ensure_future(pipeline.process_item(item("a", f"PIDFILE:{tmp_path / 'a'}")))
-            b = asyncio.ensure_future(pipeline.process_item(item("b", f"PIDFILE:{tmp_path / 'b'}")))
+            b = asyncio.ensure_future(pipeline.process_item(item("b", PAGE)))
             pid = await asyncio.to_thread(wait_for_pid, tmp_path / "a")
-            await asyncio.to_thread(wait_for_pid, tmp_path / "b")
-            os.kill(pid, signal.SIGKILL)  # as the OS' out-of-memory killer would
+            os.kill(pid, signal.SIGKILL)
             a, b = await asyncio.wait_for(asyncio.gather(a, b), 60)
             c = await asyncio.wait_for(pipeline.process_item(item("c", PAGE)), 60)
             return a, b, c
@@ -159,37 +273,74 @@ def test_killed_worker_costs_only_the_pages_in_flight(tmp_path, caplog):
             await pipeline.close_spider()
 
     a, b, c = asyncio.run(go())
-    # A broken process pool fails every page in flight on it (a and b: it cannot tell
-    # which one its dead worker ran); the fresh pool cleans c.
-    for lost in (a, b):
-        assert lost["cepr_error"].startswith("failed: worker died")
-        assert lost["body"] is None and "html" not in lost
-    assert c["title"] == "Storm hits coast" and c["cepr_error"] is None
+    assert a["cepr_error"].startswith("failed: worker died")
+    assert a["body"] is None and "html" not in a
+    for cleaned in (b, c):
+        assert cleaned["title"] == "Storm hits coast" and cleaned["cepr_error"] is None
     stats = crawler.stats
-    assert stats.get_value("cepr/failed") == 2
-    assert stats.get_value("cepr/cleaned") == 1
+    assert stats.get_value("cepr/failed") == 1
+    assert stats.get_value("cepr/cleaned") == 2
     assert stats.get_value("cepr/worker_restarts") == 1
     assert "http://news.example/a" in caplog.text
 
 
 @needs_proc
-def test_shutdown_while_the_pool_restarts_logs_no_asyncio_error(tmp_path):
-    # Issue 10 item 19: a page times out, the pool is restarted (the fresh pool's workers
-    # are still starting), the spider closes: asyncio used to log "_GatheringFuture
-    # exception was never retrieved" for the fresh pool's warm-up.
+def test_killed_pool_worker_costs_the_pages_in_flight(tmp_path):
+    # The fallback pool cannot tell which page its dead worker ran: both pages in flight fail.
+    async def go():
+        executor = PoolProcessExecutor(max_workers=2, timeout=60, worker=blocking_worker)
+        await executor.start()
+        try:
+            a = asyncio.ensure_future(executor.run(f"PIDFILE:{tmp_path / 'a'}", None, "setpr", {}))
+            b = asyncio.ensure_future(executor.run(f"PIDFILE:{tmp_path / 'b'}", None, "setpr", {}))
+            pid = await asyncio.to_thread(wait_for_pid, tmp_path / "a")
+            await asyncio.to_thread(wait_for_pid, tmp_path / "b")
+            os.kill(pid, signal.SIGKILL)
+            outcomes = await asyncio.wait_for(asyncio.gather(a, b, return_exceptions=True), 60)
+            c, _ = await executor.run(PAGE, None, "setpr", {})
+            return outcomes, c, executor.restarts
+        finally:
+            executor.shutdown()
+
+    outcomes, c, restarts = asyncio.run(go())
+    assert all(isinstance(o, WorkerDied) for o in outcomes)
+    assert c["title"] == "Storm hits coast" and restarts == 1
+
+
+@needs_proc
+def test_idle_workers_exit_on_their_own_at_close():
+    async def go():
+        executor = ProcessExecutor(max_workers=2, timeout=60)
+        await executor.start()
+        await executor.run(PAGE, None, "setpr", {})
+        channels = list(executor._channels)
+        await executor.aclose()
+        return [c.transport.get_returncode() for c in channels], [c.pid for c in channels]
+
+    codes, pids = asyncio.run(go())
+    assert codes == [0, 0]  # exited on end of input, not killed (-9)
+    assert not any(running(pid) for pid in pids)
+
+
+@needs_proc
+@pytest.mark.parametrize("kind", ["process", "pool-process"])
+def test_shutdown_while_the_pool_restarts_logs_no_asyncio_error(tmp_path, kind):
+    # Issue 10 item 19: a page times out, the pool is restarted (the fresh workers are
+    # still starting), the spider closes: asyncio used to log "_GatheringFuture exception
+    # was never retrieved" for the fresh pool's warm-up.
     reported = []
 
     async def go():
         asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context))
-        executor = make_executor("process", max_workers=1, timeout=60, worker=blocking_worker)
+        executor = make(kind, max_workers=1, timeout=60, worker=blocking_worker)
         await executor.start()
         await executor.run(PAGE, None, "setpr", {})  # the worker imports this module
         executor.timeout = 0.5
         with pytest.raises(ExtractionTimeout):
             await executor.run(f"PIDFILE:{tmp_path / 'pid'}", None, "setpr", {})
         assert executor.restarts == 1
-        await asyncio.sleep(0.05)  # the crawl goes on a little: the warm-up task starts
-        executor.shutdown()  # the fresh pool is still warming up
+        await asyncio.sleep(0.05)  # the crawl goes on a little: the warm-up starts
+        executor.shutdown()  # the fresh worker is still warming up
         for _ in range(20):
             await asyncio.sleep(0.1)
             gc.collect()  # unretrieved exceptions are reported when the future is collected

@@ -20,6 +20,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.test import get_crawler
 
+from scrapy_cepr.executors import PIPE_WORKERS
 from scrapy_cepr.middlewares import CEPRSpiderMiddleware, PageStore, response_encoding
 from scrapy_cepr.worker import HtmlBytes
 
@@ -232,7 +233,7 @@ CRAWL_SCRIPT = textwrap.dedent('''
         def parse_other(self, response):
             yield {"url": response.url}
 
-    if __name__ == "__main__":  # required by the process executor (spawn)
+    GUARD
         process = CrawlerProcess({
             "ADDONS": {"scrapy_cepr.Addon": 0},
             "CEPR_EXECUTOR": "process", "CEPR_MAX_WORKERS": 1, "CEPR_POOL_AFTER_SECONDS": 0,
@@ -268,9 +269,14 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def test_real_crawl_with_the_addon(site, tmp_path):
+@pytest.mark.parametrize("guard", [True, False], ids=["main-guard", "no-guard"])
+def test_real_crawl_with_the_addon(site, tmp_path, guard):
+    # Without `if __name__ == "__main__":` the pipe workers still work: they never import
+    # the script (the fallback pool's spawn workers would re-run the crawl and fail).
+    if not guard and not PIPE_WORKERS:
+        pytest.skip("the fallback process pool (no pipe workers on this platform) needs the guard")
     script = tmp_path / "crawl.py"
-    script.write_text(CRAWL_SCRIPT)
+    script.write_text(CRAWL_SCRIPT.replace("GUARD", 'if __name__ == "__main__":' if guard else "if True:  # no guard"))
     feed = tmp_path / "items.jsonl"
     done = subprocess.run([sys.executable, str(script), site, str(feed)], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path, check=False)
