@@ -63,7 +63,7 @@ Usage::
         python3 benchmarks/crawler_cpu.py [--runs off,process] [--copies 12] [--rate 200] \\
         [--unscaled] [--json out.json] [--raw-dir DIR] [-s NAME=VALUE ...]
 
-Needs Linux, py-spy on ``PATH`` (ptrace rights, e.g. root) and psutil (the ``bench`` extra).
+Needs Linux, py-spy on ``PATH`` (ptrace rights, e.g. root) and psutil (both in the ``bench`` extra).
 About a minute for the two default runs (py-spy slows the crawl).
 """
 

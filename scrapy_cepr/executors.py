@@ -447,7 +447,10 @@ class _NotStarted(Exception):
 PIPE_WORKERS = os.name == "posix"
 
 #: The command a process worker runs (``sys.executable -c``): the transport's server loop.
-_BOOTSTRAP = "from scrapy_cepr.worker import serve; serve()"
+#: SIGINT is ignored first thing: Ctrl-C in a terminal reaches the whole process group,
+#: and it is the crawler's to handle (it then closes the workers' input).
+_BOOTSTRAP = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+              "from scrapy_cepr.worker import serve; serve()")
 
 #: Bytes asked for each worker's request pipe (Linux ``F_SETPIPE_SZ``; the default is
 #: 64 KiB, less than a typical page, so a page would take several event-loop turns).
@@ -606,8 +609,9 @@ class ProcessExecutor(Executor):
     ``process`` executor on POSIX).
 
     Each worker is a fresh interpreter (``sys.executable -c``, the crawler's
-    ``sys.path``, its own session so that Ctrl-C reaches only the crawler) running
-    :func:`scrapy_cepr.worker.serve`; pages and results travel in the frames of
+    ``sys.path``, in the crawler's process group, ignoring SIGINT) running
+    :func:`scrapy_cepr.worker.serve`; it exits when its input closes (the crawler
+    closed it, or died); pages and results travel in the frames of
     :mod:`scrapy_cepr.transport`, written and read by asyncio pipe transports: no helper
     thread, and the page's bytes go from the response body to the pipe without being
     pickled. A page goes to the worker with the fewest pages in flight (at most
@@ -670,14 +674,13 @@ class ProcessExecutor(Executor):
             path = os.pathsep.join(p or os.getcwd() for p in sys.path)  # the crawler's imports
             await loop.subprocess_exec(lambda: channel, sys.executable, "-c", _BOOTSTRAP,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-                                       env={**os.environ, "PYTHONPATH": path}, start_new_session=True)
+                                       env={**os.environ, "PYTHONPATH": path})
             channel.write(encode_setup(self.worker, self.method))  # its reply resolves `ready`
             await asyncio.wait_for(asyncio.shield(channel.ready), WARM_UP_TIMEOUT)
         except BaseException as exc:
             if not channel.ready.done():
                 channel.ready.set_exception(exc if isinstance(exc, Exception) else WorkerDied("cancelled"))
-            channel.stop(f"could not start: {exc!r}")
-            channel.close()
+            channel.stop(f"could not start: {exc!r}")  # its transport closes when it has exited
             if channel in self._channels:
                 self._channels.remove(channel)
             if isinstance(exc, asyncio.CancelledError):

@@ -1,14 +1,15 @@
-"""The picklable work unit run by every executor: :func:`extract_page`.
+"""The work unit run by every executor, :func:`extract_page`, and the main loop of a
+process worker, :func:`serve`.
 
-It lives in its own small module so that a process worker (started with ``spawn`` or
-``forkserver``) imports only the extraction core, never Scrapy or Twisted. It takes and
-returns plain data: the page as :class:`HtmlBytes` (the response body and its encoding;
-what the spider middleware attaches), ``bytes`` or ``str`` in; the title and body in a
-two-key dict and a float out (lxml trees and numpy arrays never cross the process
-boundary).
+It lives in its own small module so that a process worker (a fresh interpreter running
+:func:`serve`, or a ``spawn``/``forkserver`` worker of the fallback pool) imports only
+the extraction core, never Scrapy or Twisted. It takes and returns plain data: the page
+as :class:`HtmlBytes` (the response body and its encoding; what the spider middleware
+attaches), ``bytes`` or ``str`` in; the title and body in a small dict and a float out
+(lxml trees and numpy arrays never cross the process boundary).
 
 Why bytes: the crawler then never decodes a page, and sending it to a worker process
-is a copy of the body (pickle writes ``bytes`` as they are; a ``str`` is encoded to
+is a write of the body as it is (:mod:`scrapy_cepr.transport`; a ``str`` is encoded to
 UTF-8 on the way out and decoded again on the way in).
 """
 

@@ -222,3 +222,18 @@ def test_declared_dependencies():
     extras = cfg["options.extras_require"]
     for extra in ("cedst", "test"):
         assert {"jieba>=0.42", "stop-words>=2025.11.4"} <= set(extras[extra].split())
+
+
+def test_start_method_on_posix_is_accepted_and_said_to_be_ignored(caplog):
+    # The pipe workers are always fresh interpreters: CEPR_START_METHOD only selects how
+    # the fallback pool starts (platforms without asyncio subprocess pipes). Still
+    # validated, and never silently ignored.
+    from scrapy_cepr.executors import PIPE_WORKERS
+
+    with caplog.at_level(logging.INFO, logger="scrapy_cepr.settings"):
+        config = CEPRConfig.from_settings({"CEPR_START_METHOD": "spawn"})
+    assert config.start_method == "spawn"
+    said = "CEPR_START_METHOD is ignored here" in caplog.text
+    assert said == PIPE_WORKERS
+    with pytest.raises(ValueError, match="CEPR_START_METHOD"):
+        CEPRConfig.from_settings({"CEPR_START_METHOD": "fork"})
