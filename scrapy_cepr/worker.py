@@ -168,11 +168,20 @@ def _drop_block(body_html: str, line: str) -> str:
 def warm_up(method: str) -> int:
     """Import *method*'s module and run it once on a tiny page, so that one-off
     initialisation (imports, tables built on first use: about 0.5 s for CEPR) is not
-    charged to the first real page and its timeout. Returns 0.
+    charged to the first real page and its timeout; or, if the method's module has its
+    own ``warm_up()``, call that instead (``wang2009``: loads its models but starts no
+    browser, which pages rendered by scrapy-playwright never need; the first page to
+    render starts it). Returns 0.
 
     >>> warm_up("setpr")
     0
     """
+    from .methods import get_method
+
+    own = get_method(method).warm_up
+    if own is not None:
+        own()
+        return 0
     extract("<html><body><h1>Warm up</h1><p>One, two. Three; four.</p></body></html>", method=method)
     return 0
 

@@ -221,3 +221,17 @@ def test_shipped_model_file():
     links = [0.0, 0.0, 0.7, 0.1, 0.25, 0.3, 0.95, 0.1]
     p = models["body"]["extended"].probability(np.array([story, links]))
     assert p[0] > p[1]
+
+
+def test_worker_warm_up_loads_the_models_but_starts_no_browser(monkeypatch):
+    # A process worker warms its method up before its first page; for wang2009 that
+    # must not start Chromium: pages rendered by scrapy-playwright carry their geometry.
+    from scrapy_cepr import render
+    from scrapy_cepr.worker import warm_up
+
+    monkeypatch.setattr(render, "shared_renderer", lambda *a: pytest.fail("warm-up started a browser"))
+    w.load_models.cache_clear()
+    assert warm_up("wang2009") == 0
+    assert w.load_models.cache_info().currsize == 1
+    assert get_method("wang2009").warm_up is w.warm_up
+    assert get_method("setpr").warm_up is None  # the others are run once on a tiny page

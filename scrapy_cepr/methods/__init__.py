@@ -37,13 +37,15 @@ METHOD_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 @dataclass(frozen=True)
 class Method:
     """One extraction method: ``name``, ``summary``, ``params_cls`` (a frozen dataclass
-    whose constructor validates) and ``run``."""
+    whose constructor validates) and ``run``; ``warm_up``: the module's own ``warm_up()``
+    (one-off loading without running the method, e.g. no browser start), or None."""
 
     name: str
     summary: str
     params_cls: type
     _run: Callable[..., Extraction]
     _extra: dict[str, Any]
+    warm_up: Callable[[], Any] | None = None
 
     def make_params(self, **params: Any) -> Any:
         """Validated parameters for this method.
@@ -78,4 +80,4 @@ def get_method(name: str) -> Method:
     except (KeyError, TypeError):
         raise ValueError(f"method must be one of {', '.join(METHOD_NAMES)}; got {name!r}") from None
     mod = importlib.import_module(f"{__name__}.{module}")
-    return Method(name, summary, getattr(mod, params_cls), getattr(mod, run), extra)
+    return Method(name, summary, getattr(mod, params_cls), getattr(mod, run), extra, getattr(mod, "warm_up", None))

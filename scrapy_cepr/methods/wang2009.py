@@ -108,6 +108,7 @@ __all__ = [
     "run",
     "styled_html",
     "title_candidates",
+    "warm_up",
 ]
 
 logger = logging.getLogger(__name__)
@@ -276,6 +277,19 @@ def load_models() -> dict[str, Any]:
         "title": SVMModel.from_dict(data["title"]),
         "meta": {k: v for k, v in data.items() if k not in ("body", "title")},
     }
+
+
+def warm_up() -> None:
+    """One-off loading for a worker (:func:`scrapy_cepr.worker.warm_up`): the models and
+    the rendering module, but no browser: pages that carry their geometry (rendered by
+    scrapy-playwright, :func:`scrapy_cepr.render.embedded_geometry`) never need one, and
+    the first page that does starts it (inside that page's ``CEPR_TIMEOUT``).
+
+    :raises FileNotFoundError: the model file is missing.
+    """
+    from .. import render  # noqa: F401  (its imports, not a browser)
+
+    load_models()
 
 
 # --------------------------------------------------------------------------- layout
