@@ -215,8 +215,12 @@ class _Pool:
     ready: asyncio.Future | None = field(default=None, repr=False)
 
 
-class _PoolExecutor(Executor):
-    """Shared logic of the thread and process pools (see the module docstring)."""
+class _WorkersExecutor(Executor):
+    """An executor with ``max_workers`` workers warmed up for *method*, counting its
+    ``restarts``.
+
+    :raises ValueError: ``max_workers < 1``.
+    """
 
     def __init__(self, *, max_workers: int = 1, timeout: float = 30.0, worker: Worker = extract_page,
                  on_restart: Callable[[str], None] | None = None, method: str = "cepr-article") -> None:
@@ -226,6 +230,14 @@ class _PoolExecutor(Executor):
         self.max_workers = max_workers
         self.method = method
         self.restarts = 0
+
+
+class _PoolExecutor(_WorkersExecutor):
+    """Shared logic of the concurrent.futures thread and process pools (see the module
+    docstring)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self._pool: _Pool | None = None
         self._retired: list[_Pool] = []
         self._slots: asyncio.Semaphore | None = None
@@ -604,7 +616,7 @@ class _WorkerChannel(asyncio.SubprocessProtocol):
             self.transport.close()
 
 
-class ProcessExecutor(Executor):
+class ProcessExecutor(_WorkersExecutor):
     """``max_workers`` worker processes fed over pipes from the event loop (the default
     ``process`` executor on POSIX).
 
@@ -632,14 +644,8 @@ class ProcessExecutor(Executor):
 
     name = "process"
 
-    def __init__(self, *, max_workers: int = 1, timeout: float = 30.0, worker: Worker = extract_page,
-                 on_restart: Callable[[str], None] | None = None, method: str = "cepr-article") -> None:
-        super().__init__(timeout=timeout, worker=worker, on_restart=on_restart)
-        if max_workers < 1:
-            raise ValueError(f"max_workers must be an int >= 1, got {max_workers!r}")
-        self.max_workers = max_workers
-        self.method = method
-        self.restarts = 0
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self._channels: list[_WorkerChannel] = []
         self._slots: asyncio.Semaphore | None = None
         self._shut = False
@@ -790,7 +796,7 @@ class LazyPoolExecutor(Executor):
         start it in :meth:`start`, no page inline).
     """
 
-    def __init__(self, pool: _PoolExecutor | ProcessExecutor, *, after_seconds: float = 1.0) -> None:
+    def __init__(self, pool: _WorkersExecutor, *, after_seconds: float = 1.0) -> None:
         super().__init__(timeout=pool.timeout, worker=pool.worker, on_restart=pool.on_restart)
         if after_seconds < 0:
             raise ValueError(f"after_seconds must be >= 0, got {after_seconds!r}")
@@ -887,7 +893,7 @@ def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, met
         return InlineExecutor(timeout=timeout, worker=worker, on_restart=on_restart, method=method)
     common: dict[str, Any] = {"max_workers": max_workers, "timeout": timeout, "worker": worker, "on_restart": on_restart,
                               "method": method}
-    pool: _PoolExecutor | ProcessExecutor
+    pool: _WorkersExecutor
     if name == "thread":
         pool = ThreadExecutor(**common)
     elif name == "process" and PIPE_WORKERS:
