@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import logging
 import re
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,8 +93,18 @@ class PageServer:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # A client killed mid-request (the distributed crawl's SIGKILL) resets
+                # its connections: expected, logged at DEBUG instead of a traceback.
+                if isinstance(sys.exc_info()[1], ConnectionError):
+                    logger.debug("client %s went away", client_address)
+                else:
+                    super().handle_error(request, client_address)
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="PageServer", daemon=True)
         self._thread.start()
         logger.debug("serving %d pages at %s", len(pages), self.url)
