@@ -132,6 +132,27 @@ def test_process_workers_get_the_page_as_sent():
     assert results[0][0]["title"] == "Storm\ufffd hits coast"  # the core replaces the lone surrogate
 
 
+def test_process_replies_reach_the_page_that_asked_even_for_pages_larger_than_the_pipe():
+    # 40 pages with distinct headlines, in flight together on 2 workers, one of them ~4 MB
+    # (several times the pipe buffer, so it is written in pieces as the worker reads):
+    # each reply must be the one of its own page (replies are matched first in, first out).
+    pages = [PAGE.replace("Storm hits coast", f"Storm number {i} hits coast") for i in range(40)]
+    filler = "<p>" + "Filler words, in a long paragraph; " * 60 + "</p>\n"
+    pages[7] = pages[7].replace("</body>", filler * (4_000_000 // len(filler)) + "</body>")
+    assert len(pages[7].encode()) > 3_900_000
+
+    async def go():
+        executor = ProcessExecutor(max_workers=2, timeout=120)
+        await executor.start()
+        try:
+            return await asyncio.gather(*(executor.run(p.encode(), None, "setpr", {}) for p in pages))
+        finally:
+            await executor.aclose()
+
+    results = asyncio.run(go())
+    assert [r["title"] for r, _ in results] == [f"Storm number {i} hits coast" for i in range(40)]
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="executor must be one of"):
         make_executor("gpu")
