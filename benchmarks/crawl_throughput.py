@@ -276,26 +276,35 @@ def markdown_table(results: list[RunResult]) -> str:
 
 def summary_table(results: list[RunResult]) -> str:
     """Medians over the repeated runs of each name: pages/s, × off, and CPU ms per page
-    (crawler, workers), with the crawler's extra CPU over the ``off`` runs."""
-    names = list(dict.fromkeys(r.name for r in results))
-    med = {n: {key: statistics.median(getattr(r, key) if key != "crawler_ms" else 1000 * r.cpu_crawler / r.items
-                                       for r in results if r.name == n)
-               for key in ("pages_per_s", "crawler_ms", "cpu_workers", "items")} for n in names}
-    ratios = {n: [r.ratio_to_off for r in results if r.name == n and r.ratio_to_off is not None] for n in names}
-    steady = {n: [s for r in results if r.name == n and (s := steady_ms(r)) is not None] for n in names}
+    (crawler, its steady state, workers), with the crawler's extra CPU over the ``off`` runs."""
+
+    def median(values: list[float | None]) -> float | None:
+        kept = [v for v in values if v is not None]
+        return statistics.median(kept) if kept else None
+
+    def fmt(value: float | None, spec: str) -> str:
+        return "–" if value is None else format(value, spec)
+
+    per_name: dict[str, dict[str, float | None]] = {}
+    for name in dict.fromkeys(r.name for r in results):
+        runs = [r for r in results if r.name == name]
+        per_name[name] = {
+            "runs": len(runs),
+            "pages_per_s": median([r.pages_per_s for r in runs]),
+            "ratio": median([r.ratio_to_off for r in runs]),
+            "crawler": median([1000 * r.cpu_crawler / r.items for r in runs]),
+            "steady": median([steady_ms(r) for r in runs]),
+            "workers": median([1000 * r.cpu_workers / r.items for r in runs]),
+        }
+    off = per_name.get("off", {})
     rows = ["| run | runs | pages/s | × off | crawler CPU ms/page | − off | steady-state ms/page | − off "
             "| workers CPU ms/page |", "|---|---|---|---|---|---|---|---|---|"]
-    off = med.get("off")
-    for n in names:
-        m = med[n]
-        extra = f"{m['crawler_ms'] - off['crawler_ms']:+.2f}" if off is not None else "–"
-        ratio = f"{statistics.median(ratios[n]):.2f}" if ratios[n] else "–"
-        st = statistics.median(steady[n]) if steady[n] else None
-        st_off = statistics.median(steady["off"]) if steady.get("off") else None
-        st_extra = f"{st - st_off:+.2f}" if st is not None and st_off is not None else "–"
-        rows.append(f"| {n} | {sum(r.name == n for r in results)} | {m['pages_per_s']:.1f} | {ratio} "
-                    f"| {m['crawler_ms']:.2f} | {extra} | {'–' if st is None else f'{st:.2f}'} | {st_extra} "
-                    f"| {1000 * m['cpu_workers'] / m['items']:.2f} |")
+    for name, m in per_name.items():
+        extra = {key: None if m[key] is None or off.get(key) is None else m[key] - off[key]
+                 for key in ("crawler", "steady")}
+        rows.append(f"| {name} | {m['runs']} | {fmt(m['pages_per_s'], '.1f')} | {fmt(m['ratio'], '.2f')} "
+                    f"| {fmt(m['crawler'], '.2f')} | {fmt(extra['crawler'], '+.2f')} | {fmt(m['steady'], '.2f')} "
+                    f"| {fmt(extra['steady'], '+.2f')} | {fmt(m['workers'], '.2f')} |")
     return ("(medians of the runs of each name; steady state: the crawler's CPU from the "
             f"{MEMORY_CHECKPOINT}th page crawled to the end, so without start-up, imports and the inline "
             "pages before the pool)\n\n" + "\n".join(rows))
@@ -342,16 +351,18 @@ def main(argv: list[str] | None = None) -> int:
     results: list[RunResult] = []
     with PageServer(pages) as server, tempfile.TemporaryDirectory() as tmp:
         for turn in range(args.repeat):
+            turn_results = []
             for name, code, label in plan:
                 print(f"run {label} ({turn + 1}/{args.repeat}) …", flush=True)
                 r = run_crawl(name, server, extra, Path(tmp), kill_worker=(name == "fault"), code=code, label=label)
                 print(f"  [{label}] {r.items} items in {r.elapsed:.1f} s: {r.pages_per_s:.1f} pages/s; crawler "
                       f"CPU {1000 * r.cpu_crawler / max(r.items, 1):.2f} ms/page", flush=True)
-                results.append(r)
-    for i, r in enumerate(results):  # the ratio to the off run of the same turn
-        off_turn = next((o for o in results[i - i % len(plan):][:len(plan)] if o.name == "off"), None)
-        if off_turn is not None:
-            r.ratio_to_off = r.pages_per_s / off_turn.pages_per_s
+                turn_results.append(r)
+            off_turn = next((r for r in turn_results if r.name == "off"), None)
+            for r in turn_results:  # the ratio to the off run of the same turn
+                if off_turn is not None:
+                    r.ratio_to_off = r.pages_per_s / off_turn.pages_per_s
+            results += turn_results
     off = next((r for r in results if r.name == "off"), None)
 
     print()
