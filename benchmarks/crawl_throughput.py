@@ -297,8 +297,9 @@ def summary_table(results: list[RunResult]) -> str:
             "workers": median([1000 * r.cpu_workers / r.items for r in runs]),
         }
     off = per_name.get("off", {})
-    rows = ["| run | runs | pages/s | × off | crawler CPU ms/page | − off | steady-state ms/page | − off "
-            "| workers CPU ms/page |", "|---|---|---|---|---|---|---|---|---|"]
+    head = ("| run | runs | pages/s | × off | crawler CPU ms/page | − off | steady-state ms/page | − off "
+            "| workers CPU ms/page |")
+    rows = [head, "|---" * 9 + "|"]
     for name, m in per_name.items():
         extra = {key: None if m[key] is None or off.get(key) is None else m[key] - off[key]
                  for key in ("crawler", "steady")}
