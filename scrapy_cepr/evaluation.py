@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,9 @@ from .core.text import paper_tokens, word_tokens
 
 __all__ = [
     "CORPUS_ENV",
+    "PAGE_TYPES",
+    "WCXB_ENV",
+    "WcxbSample",
     "BenchmarkCounts",
     "PageLoss",
     "PaperScore",
@@ -28,11 +32,13 @@ __all__ = [
     "benchmark_summary",
     "corpus_digest",
     "load_corpus",
+    "load_wcxb",
     "format_page_losses",
     "macro_paper",
     "page_f1",
     "page_loss",
     "paper_score",
+    "word_f1",
 ]
 
 #: Environment variable naming the article-extraction-benchmark directory.
@@ -309,3 +315,91 @@ def format_page_losses(method: str, losses: Sequence[PageLoss]) -> str:
         lines.extend(f"  + {t}" for t in loss.kept)
         lines.extend(f"  - {t}" for t in loss.missed)
     return "\n".join(lines)
+
+
+#: Environment variable naming the WCXB development split (``wcxb-dev``: ``metadata.json``,
+#: ``dev/html/NNNN.html.gz``, ``dev/ground-truth/NNNN.json``).
+WCXB_ENV = "CEPR_WCXB_DIR"
+
+#: WCXB's seven page types (Foley 2026), in the benchmark's order.
+PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
+
+
+@dataclass(frozen=True)
+class WcxbSample(Sample):
+    """One WCXB page: a :class:`Sample` (``gold_body`` is ``ground_truth.main_content``)
+    plus its ``page_type`` (one of :data:`PAGE_TYPES`), ``domain`` (for folds grouped by
+    domain), gold ``title``, ``author`` and ``date`` (``YYYY-MM-DD``; each ``""`` when the
+    gold has none) and the ``must``/``must_not`` snippets."""
+
+    page_type: str = "article"
+    domain: str = ""
+    title: str = ""
+    author: str = ""
+    date: str = ""
+    must: tuple[str, ...] = ()
+    must_not: tuple[str, ...] = ()
+
+
+def load_wcxb(path: str | os.PathLike[str]) -> Iterator[WcxbSample]:
+    """Yield the pages of a WCXB split directory, sorted by file id, one at a time.
+
+    *path* holds ``metadata.json`` and ``dev/`` (``html/NNNN.html.gz``,
+    ``ground-truth/NNNN.json``), as WCXB (Foley 2026, CC-BY-4.0) ships them. Pages listed in
+    the metadata without both files are passed over. The page type is WCXB's own reading
+    (``_internal.page_type.primary``; ``category`` counts as ``collection``, as its
+    ``evaluate.py`` does).
+
+    :raises FileNotFoundError: *path* has no ``metadata.json``.
+    """
+    root = Path(path)
+    meta_file = root / "metadata.json"
+    if not meta_file.is_file():
+        raise FileNotFoundError(f"{root}: no metadata.json (expected a WCXB split directory)")
+    files = json.loads(meta_file.read_text(encoding="utf-8"))["files"]
+    for fid in sorted(files):
+        info = files[fid]
+        split = info.get("split", "dev")
+        html_file = root / split / "html" / f"{fid}.html.gz"
+        gold_file = root / split / "ground-truth" / f"{fid}.json"
+        if not (html_file.is_file() and gold_file.is_file()):
+            continue
+        data = json.loads(gold_file.read_text(encoding="utf-8"))
+        gold = data.get("ground_truth") or {}
+        internal = (data.get("_internal") or {}).get("page_type") or {}
+        page_type = internal.get("primary") if isinstance(internal, dict) else internal
+        page_type = "collection" if page_type == "category" else (page_type or info.get("page_type", "article"))
+        yield WcxbSample(
+            id=fid,
+            html=gzip.decompress(html_file.read_bytes()),
+            gold_body=gold.get("main_content") or "",
+            url=data.get("url"),
+            page_type=page_type,
+            domain=info.get("domain", ""),
+            title=gold.get("title") or "",
+            author=gold.get("author") or "",
+            date=gold.get("publish_date") or "",
+            must=tuple(gold.get("with") or ()),
+            must_not=tuple(gold.get("without") or ()),
+        )
+
+
+def word_f1(predicted: str, gold: str) -> tuple[float, float, float]:
+    """WCXB's word-level (precision, recall, F1) of one page: bags of lowercased ``\\w+``
+    tokens, overlap counted with multiplicity, as the benchmark's ``evaluate.py``. An empty
+    gold scores 1.0 only against an empty prediction.
+
+    >>> word_f1("The cat sat", "the cat sat down")
+    (1.0, 0.75, 0.8571428571428571)
+    >>> word_f1("", "")
+    (1.0, 1.0, 1.0)
+    """
+    pred = Counter(re.findall(r"\w+", predicted.lower())) if predicted else Counter()
+    ref = Counter(re.findall(r"\w+", gold.lower())) if gold else Counter()
+    if not ref:
+        return (1.0, 1.0, 1.0) if not pred else (0.0, 0.0, 0.0)
+    if not pred:
+        return (0.0, 0.0, 0.0)
+    overlap = sum((pred & ref).values())
+    p, r = overlap / sum(pred.values()), overlap / sum(ref.values())
+    return (p, r, 2 * p * r / (p + r) if p + r else 0.0)
