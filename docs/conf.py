@@ -25,7 +25,9 @@ copyright = "scrapy-cepr contributors, BSD-3-Clause"  # noqa: A001 - Sphinx's na
 release = scrapy_cepr.__version__
 version = release
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.viewcode", "sphinx.ext.intersphinx"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.viewcode", "sphinx.ext.intersphinx", "myst_parser"]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+myst_heading_anchors = 3
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
 html_static_path: list[str] = []
