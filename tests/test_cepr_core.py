@@ -12,7 +12,7 @@ from scrapy_cepr import extract
 from scrapy_cepr.core.features import etpr, tpr
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.core.smoothing import adjacent_path_weights, gaussian_kernel, path_weight, smooth
-from scrapy_cepr.core.threshold import std_threshold
+from scrapy_cepr.core.threshold import std_content_mask, std_threshold
 from scrapy_cepr.methods.cepr import CEPRParams, histogram
 
 # A page shaped like the paper's Example 2: an h1 headline of 40 characters, two
@@ -112,6 +112,38 @@ def test_threshold_is_alpha_sigma():
     # mean 5, population variance (9+1+1+1+0+0+4+16)/8 = 4, σ = 2; τ = 0.8·2 = 1.6
     assert std_threshold(h, 0.8) == pytest.approx(1.6)
     assert std_threshold(np.zeros(0), 0.8) == 0.0
+
+
+def test_content_mask_keeps_every_node_when_sigma_is_zero():
+    # Issue 18 (9): with σ(H') = 0 (every H'_i equal, e.g. all 0), τ = α·σ = 0 and
+    # "H'_i > τ" kept nothing. No node is below the mean then: all are kept.
+    for h in (np.zeros(3), np.full(4, 7.25), np.array([0.1 + 0.2, 0.3 + 1e-17])):
+        tau, keep = std_content_mask(h, 0.8)
+        assert tau == 0.0 and keep.tolist() == [True] * h.size
+    h = np.array([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0])  # σ = 2: the paper's rule, unchanged
+    tau, keep = std_content_mask(h, 0.8)
+    assert tau == pytest.approx(1.6) and keep.tolist() == (h > 1.6).tolist()
+    tau, keep = std_content_mask(np.zeros(0), 0.8)
+    assert tau == 0.0 and keep.size == 0
+
+
+STORY = "The harbour wall, built in 1820, fell into the sea on Sunday. Nobody was hurt, the council said."
+ZH = "湿地公园的鸟类数量今年增加了三成，管理处说，新的保护措施起了作用。"
+JA = "港の古い防波堤が日曜日に崩れた。けが人はいなかったと市は発表した。"
+
+
+@pytest.mark.parametrize("method", ["tpr", "etpr", "setpr"])
+@pytest.mark.parametrize("html, text", [
+    (f"<html><body><p>{STORY}</p></body></html>", STORY),  # one-paragraph story
+    (f"<html><head><meta charset=utf-8></head><body><div>{ZH}</div></body></html>", ZH),  # space-less Chinese
+    (f'<html><head><meta charset="shift_jis"></head><body><p>{JA}</p></body></html>'.encode("shift_jis"), JA),
+], ids=["one-paragraph", "chinese", "shift-jis"])
+def test_sigma_zero_page_keeps_its_text(method, html, text):
+    # Issue 18 (9): ETPR is 0 on a path with one node, so these pages had σ(H') = 0 and
+    # SETPR/ETPR returned an empty body.
+    result = extract(html, method=method)
+    assert result.tau == 0.0
+    assert result.body == text
 
 
 def test_setpr_pipeline_on_example_page():

@@ -1,6 +1,7 @@
 """Thresholds that split a histogram into main content and boilerplate.
 
-* :func:`std_threshold`: ``τ = α · σ(H')`` (CEPR Sec. 4 and 5.2, spec §1).
+* :func:`std_threshold`: ``τ = α · σ(H')`` (CEPR Sec. 4 and 5.2, spec §1), and
+  :func:`std_content_mask`, the content nodes it selects (every node when σ = 0).
 * :func:`otsu_threshold`: Otsu's between-class variance over a grid of candidate
   thresholds (CEDST Sec. 3.4, Eqs. 11–12, spec §4).
 """
@@ -11,7 +12,7 @@ import math
 
 import numpy as np
 
-__all__ = ["OTSU_GRID", "otsu_threshold", "std_threshold"]
+__all__ = ["OTSU_GRID", "otsu_threshold", "std_content_mask", "std_threshold"]
 
 
 def std_threshold(h: np.ndarray, alpha: float) -> float:
@@ -29,6 +30,35 @@ def std_threshold(h: np.ndarray, alpha: float) -> float:
     d = h - np.add.reduce(h) / n
     np.multiply(d, d, out=d)
     return float(alpha * math.sqrt(np.add.reduce(d) / n))
+
+
+def std_content_mask(h: np.ndarray, alpha: float) -> tuple[float, np.ndarray]:
+    """The content nodes of CEPR's threshold: ``(τ, keep)`` with ``τ = α·σ(H')``
+    (:func:`std_threshold`) and ``keep[i] = H'_i > τ`` (CEPR Sec. 4, spec §1).
+
+    When σ(H') = 0 (every ``H'_i`` equal, e.g. all 0 on a page whose every tag path has
+    one text node, where ETPR is 0), no node is below the mean and ``H'_i > τ = 0``
+    would keep none, or all, depending only on the value: then every node, being at the
+    mean, is kept and τ is 0 (see ``docs/methods.md``, "σ(H') = 0"). Values that differ
+    only by rounding (a spread below 1e-12 of their magnitude) count as equal.
+
+    :param h: float ``(N,)``, the (smoothed) histogram H'.
+    :param alpha: α ≥ 0.
+    :returns: ``(τ, keep)``, keep a bool ``(N,)`` array.
+
+    >>> std_content_mask(np.array([0.0, 0.0]), 0.8)
+    (0.0, array([ True,  True]))
+    >>> std_content_mask(np.array([1.0, 3.0]), 0.8)
+    (0.8, array([ True,  True]))
+    """
+    h = np.asarray(h, dtype=np.float64)
+    if h.size == 0:
+        return 0.0, np.zeros(0, dtype=bool)
+    hi, lo = float(h.max()), float(h.min())
+    if hi - lo <= 1e-12 * max(abs(hi), abs(lo)):
+        return 0.0, np.ones(h.size, dtype=bool)
+    tau = std_threshold(h, alpha)
+    return tau, h > tau
 
 
 #: CEDST's candidate thresholds t ∈ {0, 0.1, …, 1} (Sec. 3.4), exact one-decimal floats.

@@ -6,7 +6,8 @@ Three variants share one pipeline (paper Fig. 8):
 2. features: ``H_i = TPR(path(v_i))`` or ``ETPR(path(v_i))`` (Defs. 3–4, Eq. 2);
 3. smoothing (SETPR only): Gaussian kernel weighted by ``1/dist^λ`` of the tag paths
    (Eqs. 3–6);
-4. threshold: ``τ = α·σ(H')``; node i is content iff ``H'_i > τ`` (Sec. 4, 5.2).
+4. threshold: ``τ = α·σ(H')``; node i is content iff ``H'_i > τ`` (Sec. 4, 5.2); when
+   σ(H') = 0 every node is kept (:func:`..core.threshold.std_content_mask`).
 
 Paper values (Sec. 5.2): CEPR-TPR α = 1.7; CEPR-ETPR α = 0.7; CEPR-SETPR α = 0.8,
 r = 1 (window 3), λ = 1.
@@ -31,7 +32,7 @@ from ..core.page import Page
 from ..core.params import check_choice, check_int, check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.smoothing import adjacent_path_weights, smooth
-from ..core.threshold import std_threshold
+from ..core.threshold import std_content_mask
 from ..core.title import pick_title
 
 __all__ = ["PAPER_ALPHA", "CEPRParams", "run"]
@@ -95,8 +96,7 @@ def run(page: Page, params: CEPRParams, variant: str = "setpr") -> Extraction:
     if len(page) == 0:
         return Extraction(title=title, body="", method=variant, params=used, url=page.url)
     h, h_smoothed = histogram(page, variant, params)
-    tau = std_threshold(h_smoothed, alpha)
-    keep = h_smoothed > tau
+    tau, keep = std_content_mask(h_smoothed, alpha)
     return text_node_extraction(
         page, method=variant, params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed, keep=keep,
         tau=tau, punc_num=page.punct_counts if variant != "tpr" else None,
