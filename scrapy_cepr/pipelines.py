@@ -23,10 +23,13 @@ in that order, so that a CSV feed (whose header is the first item's keys) has th
 columns on every row. Non-HTML responses (a JSON API …) and requests opted out with
 ``meta={"cepr": False}`` are not errors: their items get the fields None.
 
-**A spider's own values** (``CEPR_OVERWRITE``): by default (``"fill"``) the pipeline
-writes the title and body only where the spider left them empty (None or ""); ``"keep"``
-never touches a field the spider set; ``"overwrite"`` always writes, with one warning
-per field the first time a spider's value is replaced. A spider's own HTML field is
+**A spider's own values** (``CEPR_OVERWRITE``), for every output field above (title,
+body, error, page type, ``body_html``, ``body_markdown``, ``metadata``,
+``body_styled_html``): by default (``"fill"``) the pipeline writes a field only where
+the spider left it empty (None or ""); ``"keep"`` never touches a field the spider set;
+``"overwrite"`` always writes, with one warning per field the first time a spider's
+value is replaced. A None value (a failed page's title, a cleaned page's error) never
+replaces a spider's value, whatever the policy. A spider's own HTML field is
 cleaned but never removed: only the HTML the middleware attached is removed.
 
 The crawl always goes on: a page that cannot be cleaned is exported with its error, a
@@ -54,8 +57,10 @@ Stats (all under ``cepr/``): ``cleaned``, ``non_article``, ``empty``, ``failed``
 the pages that were cleaned or empty), to compare with the crawl's ``elapsed_time_seconds``.
 
 Item classes: the pipeline writes the title, body and error fields, so a
-``scrapy.Item`` / dataclass / attrs class must declare them (and the HTML field when
-``CEPR_KEEP_HTML=True``). A class that lacks one is a configuration error: at its first
+``scrapy.Item`` / dataclass / attrs class must declare them (and the fields of
+``CEPR_BODY_FORMATS`` and ``CEPR_METADATA``). With ``CEPR_KEEP_HTML=True`` the HTML is
+exported only on classes that declare the HTML field: the items of a class without it
+are cleaned and exported without their HTML (one warning per class). A class that lacks one is a configuration error: at its first
 item with a page, the pipeline logs an error naming the field, the setting and the
 class once (no traceback), counts ``cepr/errors/item_class``, and closes the spider with
 reason ``cepr_item_class_error`` rather than crawl on and lose every page; the items of
@@ -135,6 +140,7 @@ class CEPRPipeline:
         self._closing: Any = None
         self._warned_no_html = False
         self._warned_replaced: set[str] = set()
+        self._warned_no_html_field: set[type] = set()
         #: Per-page warnings logged so far, per kind (rate limit: CEPR_WARN_LIMIT).
         self._warnings: Counter[str] = Counter()
         self._started: float | None = None
@@ -326,34 +332,49 @@ class CEPRPipeline:
                            *args, n, kind)
 
     def _write(self, item: Any, adapter: ItemAdapter, values: dict[str, Any], quiet: bool = False) -> None:
-        """Write every output field, in order, from *values* (config attribute -> value;
-        absent = None), following ``CEPR_OVERWRITE`` for the title and body. *quiet*:
-        an item not cleaned (no page, non-HTML, opted out): fields it cannot take are
-        skipped and existing values are never replaced."""
+        """Write every output field, in order, from *values* (config attribute or extra
+        field name -> value; absent = None), following ``CEPR_OVERWRITE`` for each of
+        them (:meth:`_keeps_own`). *quiet*: an item not cleaned (no page, non-HTML, opted
+        out): fields it cannot take are skipped and existing values are never replaced."""
         c = self.config
         attrs = ["title_field", "body_field", "error_field"] + ([] if c.non_article == "keep" else ["page_type_field"])
         for attr in attrs:
             field = getattr(c, attr)
             value = values.get(attr)
-            old = adapter.get(field)
-            if quiet or attr == "page_type_field":  # optional on item classes
-                if not quiet or (old is None and field not in adapter):
+            if quiet:
+                if adapter.get(field) is None and field not in adapter:
                     _try_set(adapter, field, value)
                 continue
-            if attr in ("title_field", "body_field") and old is not None and old != value:
-                if value is None or c.overwrite == "keep" or (c.overwrite == "fill" and old != ""):
-                    continue  # the spider's own value stays (never erased by a failed page)
-                if old != "" and field not in self._warned_replaced:
-                    self._warned_replaced.add(field)
-                    logger.warning("CEPR_OVERWRITE='overwrite' replaced the spider's own %r of %s (%r) by the "
-                                   "extracted one; warned once per field", field,
-                                   adapter.get(c.url_field) or type(item).__name__, _short(old))
-            self._set(item, adapter, attr, value)
+            if self._keeps_own(item, adapter, field, value):
+                continue
+            if attr == "page_type_field":  # optional on item classes
+                _try_set(adapter, field, value)
+            else:
+                self._set(item, adapter, attr, value)
         for field, setting in self._extra_fields.items():  # CEPR_BODY_FORMATS, CEPR_METADATA
-            if not quiet:
+            if quiet:
+                if field not in adapter:
+                    _try_set(adapter, field, None)
+            elif not self._keeps_own(item, adapter, field, values.get(field)):
                 self._set(item, adapter, field, values.get(field), setting)
-            elif field not in adapter:
-                _try_set(adapter, field, None)
+
+    def _keeps_own(self, item: Any, adapter: ItemAdapter, field: str, value: Any) -> bool:
+        """Whether the spider's own value of *field* stays instead of *value*
+        (``CEPR_OVERWRITE``): a None value (a failed page, no error) never replaces one;
+        ``"keep"`` keeps any value the spider set, ``"fill"`` any but ``""``;
+        ``"overwrite"`` replaces it, with one warning per field."""
+        old = adapter.get(field)
+        if old is None or old == value:
+            return False
+        policy = self.config.overwrite
+        if value is None or policy == "keep" or (policy == "fill" and not _is_empty(old)):
+            return True
+        if not _is_empty(old) and field not in self._warned_replaced:
+            self._warned_replaced.add(field)
+            logger.warning("CEPR_OVERWRITE='overwrite' replaced the spider's own %r of %s (%r) by the "
+                           "extracted one; warned once per field", field,
+                           adapter.get(self.config.url_field) or type(item).__name__, _short(old))
+        return False
 
     def _set(self, item: Any, adapter: ItemAdapter, attr: str, value: Any, setting: str | None = None) -> None:
         """Write *value* to the field of config attribute *attr* (or, with *setting*, to
@@ -376,6 +397,15 @@ class CEPRPipeline:
         the page (``CEPR_KEEP_HTML=True``)."""
         field = self.config.html_field
         if self.config.keep_html:
+            names = ItemAdapter.get_field_names_from_class(type(item))
+            if names is not None and field not in names:  # exported only where the field exists
+                if type(item) not in self._warned_no_html_field:
+                    self._warned_no_html_field.add(type(item))
+                    cls = type(item)
+                    logger.warning("CEPR_KEEP_HTML=True: item class %s.%s has no field %r (CEPR_HTML_FIELD); its "
+                                   "items are cleaned and exported without their HTML (declare the field to keep it)",
+                                   cls.__module__, cls.__qualname__, field)
+                return
             html = adapter.get(field)
             if html is None and ref.html is not None:
                 html = ref.html
@@ -433,6 +463,11 @@ class CEPRPipeline:
             self._closing = deferred_from_coro(engine.close_spider_async(reason="cepr_item_class_error"))
 
 
+def _is_empty(value: Any) -> bool:
+    """Whether a spider's value counts as empty for ``CEPR_OVERWRITE="fill"``: None or ``""``."""
+    return value is None or (isinstance(value, str) and value == "")
+
+
 def _short(value: Any, limit: int = 60) -> str:
     """*value* as text, cut to *limit* characters for a log line.
 
@@ -461,7 +496,7 @@ def _missing_field_message(cls: type, config: CEPRConfig) -> str | None:
     names = ItemAdapter.get_field_names_from_class(cls)
     if names is None:  # dict-like: any field
         return None
-    attrs = ["title_field", "body_field", "error_field"] + (["html_field"] if config.keep_html else [])
+    attrs = ["title_field", "body_field", "error_field"]
     for field, setting in _extra_fields(config).items():  # fields of CEPR_BODY_FORMATS and CEPR_METADATA
         if field not in names:
             return (f"item class {cls.__module__}.{cls.__qualname__} has no field {field!r} ({setting}); "

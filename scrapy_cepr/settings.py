@@ -57,7 +57,7 @@ EXECUTORS: tuple[str, ...] = ("inline", "thread", "process")
 #: is refused: forking the crawler (a running reactor, threads, open sockets) is unsafe.
 START_METHODS: tuple[str, ...] = tuple(m for m in ("spawn", "forkserver") if m in multiprocessing.get_all_start_methods())
 
-#: Accepted values of ``CEPR_OVERWRITE``: what the pipeline does with a title or body the
+#: Accepted values of ``CEPR_OVERWRITE``: what the pipeline does with an output field the
 #: spider already set (see :mod:`scrapy_cepr.pipelines`).
 OVERWRITE: tuple[str, ...] = ("keep", "fill", "overwrite")
 
@@ -84,14 +84,14 @@ SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
     ("CEPR_TITLE_FIELD", '"title"', "Output field for the extracted title (None when no title was found)."),
     ("CEPR_BODY_FIELD", '"body"', "Output field for the extracted main content (plain text, one block per line)."),
     ("CEPR_ERROR_FIELD", '"cepr_error"', "Output field set when a page was skipped, failed, timed out or had no main content."),
-    ("CEPR_KEEP_HTML", "False", "Keep the raw HTML in the exported item (in CEPR_HTML_FIELD) instead of removing it."),
+    ("CEPR_KEEP_HTML", "False", "Keep the raw HTML in the exported item (in CEPR_HTML_FIELD) instead of removing it; on item classes without that field the items are exported without it (one warning per class)."),
     ("CEPR_EXECUTOR", '"process"', '"inline" (in the reactor thread), "thread" (thread pool) or "process" (process pool).'),
     ("CEPR_MAX_WORKERS", "os.cpu_count()", "Workers of the thread/process pool (≥ 1); each has up to 2 pages in flight (one running, one queued)."),
     ("CEPR_START_METHOD", '"spawn"', 'How the fallback process pool starts its workers, "spawn" or "forkserver" (never "fork"); only where process workers cannot be fed over pipes (Windows). On POSIX every worker is a fresh interpreter fed over pipes, and the setting is ignored (logged at INFO).'),
     ("CEPR_TIMEOUT", "30.0", "Seconds a page may take in a thread/process worker, counted from its submission (so including the wait behind at most one page), before it is abandoned and recorded (> 0)."),
     ("CEPR_MAX_HTML_BYTES", "10000000", "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit."),
     ("CEPR_MAX_PENDING_PAGES", "1000", "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD."),
-    ("CEPR_OVERWRITE", '"fill"', 'A title/body the spider already set: "fill" writes only empty (None or "") fields, "keep" never touches a field the spider set, "overwrite" always writes (a warning, once per field, when a value is replaced).'),
+    ("CEPR_OVERWRITE", '"fill"', 'An output field (title, body, error, page type, body formats, metadata) the spider already set: "fill" writes only empty (None or "") fields, "keep" never touches a field the spider set, "overwrite" always writes (a warning, once per field, when a value is replaced); a None value never replaces a spider\'s value.'),
     ("CEPR_NON_ARTICLE", '"mark"', 'Pages that are not articles (list, index, section pages): "mark" writes the type to CEPR_PAGE_TYPE_FIELD, "drop" drops the item (stat cepr/dropped/non_article), "keep" does not detect it.'),
     ("CEPR_PAGE_TYPE_FIELD", '"page_type"', 'Output field for the page type ("article" or "list"; None when not detected); written unless CEPR_NON_ARTICLE="keep".'),
     ("CEPR_OPT_IN", "False", 'True: clean only responses whose request has meta {"cepr": True}; False: every HTML response except meta {"cepr": False}.'),

@@ -174,10 +174,19 @@ def test_keep_html():
     assert item["body"] == BODY
 
 
-def test_keep_html_needs_the_html_field():
+def test_keep_html_on_a_class_without_the_html_field_keeps_the_items(caplog):
+    # Issue 18 (10): CEPR_KEEP_HTML=True dropped every item of a class without an `html`
+    # field (and closed the spider). Now the HTML is exported only where the field exists:
+    # such items are cleaned and exported without it, with one warning per class.
     h = Harness(CEPR_KEEP_HTML=True)
-    with pytest.raises(DropItem, match=r"LeanItem has no field 'html' \(CEPR_HTML_FIELD\)"):
-        h.run((LeanItem(url=URL), html_response()))
+    with caplog.at_level(logging.WARNING, logger="scrapy_cepr.pipelines"):
+        items = h.run((LeanItem(url=URL), html_response()), (LeanItem(url=URL), html_response()),
+                      ({"url": URL}, html_response()))
+    assert [(i["title"], i["body"]) for i in items] == [(TITLE, BODY)] * 3
+    assert "html" not in items[0] and "html" not in items[1]
+    assert items[2]["html"] == PAGE  # a dict takes any field
+    assert caplog.text.count("LeanItem has no field 'html'") == 1
+    assert h.stat("cepr/cleaned") == 3 and h.stat("cepr/dropped/item_class") is None
 
 
 def test_missing_output_field_is_a_clear_error(caplog):
@@ -434,6 +443,35 @@ def test_overwrite_policy(policy, title, body, caplog):
     assert [(i["title"], i["body"]) for i in items] == [(title, body)] * 3
     assert caplog.text.count("replaced the spider's own 'title'") == (policy == "overwrite")
     assert "replaced the spider's own 'body'" not in caplog.text  # "" is not a value
+
+
+OWN = {"page_type": "gallery", "cepr_error": "spider: paywalled", "body_html": "<p>Own</p>",
+       "body_markdown": "Own", "metadata": {"authors": ["Own Author"]}}
+
+
+@pytest.mark.parametrize("policy", ["fill", "keep", "overwrite"])
+def test_overwrite_policy_covers_every_output_field(policy, caplog):
+    # Issue 18 (8): the policy covered only title and body; a spider's own page_type,
+    # cepr_error, body_html, body_markdown or metadata was replaced silently.
+    h = Harness(CEPR_OVERWRITE=policy, CEPR_BODY_FORMATS=["text", "html", "markdown"], CEPR_METADATA=True)
+    bad = html_response(body="%PDF-1.7\n\x00\x01binary")
+    with caplog.at_level(logging.WARNING, logger="scrapy_cepr.pipelines"):
+        good, good2, failed = h.run(*[({"url": URL, **OWN}, r) for r in (html_response(), html_response(), bad)])
+    for item in (good, good2):
+        assert (item["title"], item["body"]) == (TITLE, BODY)  # unset: filled by every policy
+        if policy == "overwrite":
+            assert item["page_type"] == "article"
+            assert item["body_html"].startswith("<p>The storm") and item["body_markdown"].startswith("The storm")
+            assert item["metadata"]["headline"] == TITLE
+            assert item["cepr_error"] == OWN["cepr_error"]  # None (no error) erases nothing
+        else:
+            assert {k: item[k] for k in OWN} == OWN
+    # A failed page: only its error is a value; overwrite writes it, the others keep the spider's.
+    expected = {**OWN, "cepr_error": failed["cepr_error"]} if policy == "overwrite" else OWN
+    assert {k: failed[k] for k in OWN} == expected
+    assert failed["cepr_error"].startswith("failed: NotHTMLError") == (policy == "overwrite")
+    for field in OWN:
+        assert caplog.text.count(f"replaced the spider's own {field!r}") == (policy == "overwrite"), field
 
 
 def test_overwrite_never_erases_a_spider_value_with_a_failure():
