@@ -94,9 +94,12 @@ from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.http import Response
-from scrapy_redis.dupefilter import RFPDupeFilter
-from scrapy_redis.queue import PriorityQueue
-from scrapy_redis.scheduler import Scheduler
+try:
+    from scrapy_redis.dupefilter import RFPDupeFilter
+    from scrapy_redis.queue import PriorityQueue
+    from scrapy_redis.scheduler import Scheduler
+except ImportError as exc:  # the crawl stops at start (Scrapy loads SCHEDULER), naming the extra
+    raise ImportError(f'scrapy_cepr.distributed needs scrapy-redis ({exc}): pip install "scrapy-cepr[redis]"') from exc
 from twisted.internet.task import LoopingCall
 
 logger = logging.getLogger(__name__)

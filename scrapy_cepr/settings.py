@@ -178,7 +178,8 @@ class CEPRConfig:
     def __post_init__(self) -> None:
         if self.method not in METHOD_NAMES:
             raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {self.method!r}")
-        _validate_params(self.method, dict(self.params))
+        _validate_params(self.method, dict(self.params))  # CEDST: ImportError naming its extra
+        _require_extras(self.method)
         names = {}
         for attr in ("html_field", "url_field", "title_field", "body_field", "error_field", "page_type_field"):
             setting = _PREFIX + attr.upper()
@@ -328,6 +329,27 @@ class CEPRConfig:
     def extra_formats(self) -> tuple[str, ...]:
         """The body formats besides text (``"html"``, ``"markdown"``) the worker computes."""
         return tuple(f for f in self.body_formats if f != "text")
+
+
+#: The optional packages a method needs beyond ``pip install scrapy-cepr``: method ->
+#: ``(import name, PyPI name, extra)``. CEDST's (jieba) are checked by its parameters class.
+METHOD_EXTRAS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "wang2009": (("playwright", "playwright", "render"),),
+}
+
+
+def _require_extras(method: str) -> None:
+    """Stop at start (not at each page) when *method* needs a package that is missing.
+
+    :raises ImportError: naming the setting, the package and the ``pip install`` command.
+    """
+    import importlib.util
+    import sys
+
+    for module, package, extra in METHOD_EXTRAS.get(method, ()):
+        found = sys.modules[module] is not None if module in sys.modules else importlib.util.find_spec(module) is not None
+        if not found:
+            raise ImportError(f'CEPR_METHOD={method!r} needs {package}: pip install "scrapy-cepr[{extra}]"')
 
 
 def _all_param_settings() -> frozenset[str]:
