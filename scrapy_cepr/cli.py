@@ -10,8 +10,12 @@
   the median time per page; ``--write-floor`` pins the quality floor of the CI gate;
 * ``scrapy-cepr plot FILE|URL -o page.png`` draws the CEPR paper's Figures 5–7 for a page.
 
-Errors on the *input* (unreadable file, unreachable URL, not HTML) print one line on
-stderr and exit with status 1; bad *parameters* exit with status 2, as argparse does.
+Errors on the *input* (unreadable file, unreachable URL, not HTML, an input above
+``--max-bytes``) print one line on stderr and exit with status 1; bad *parameters* (a
+malformed or non-http(s) URL, an unusable ``--output-dir``) exit with status 2, as
+argparse does. Files, devices and stdin are read up to the same cap as fetched pages
+(:data:`MAX_INPUT_BYTES`); only ``http://`` and ``https://`` URLs are fetched, any other
+``scheme://`` is refused, and everything else is a file path.
 Tracebacks are shown only with ``--verbose`` (``-v``).
 """
 
@@ -19,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import heapq
+import http.client
 import json
 import logging
+import re
 import statistics
 import sys
 import time
@@ -68,8 +74,11 @@ logger = logging.getLogger(__name__)
 PROG = "scrapy-cepr"
 #: Methods scored by ``evaluate`` when no ``--method`` is given.
 DEFAULT_EVAL_METHODS: tuple[str, ...] = ("tpr", "etpr", "setpr")
-#: Largest response read from a URL, in bytes.
-MAX_FETCH_BYTES = 10 * 1024 * 1024
+#: Largest input read (a file, stdin or a URL's response), in bytes: as the crawl's
+#: ``CEPR_MAX_HTML_BYTES`` default. ``scrapy-cepr extract --max-bytes`` changes it.
+MAX_INPUT_BYTES = 10_000_000
+#: Largest response read from a URL, in bytes (:data:`MAX_INPUT_BYTES`).
+MAX_FETCH_BYTES = MAX_INPUT_BYTES
 #: Timeout of a URL fetch, in seconds.
 FETCH_TIMEOUT = 20.0
 #: How far below the pinned F1 the quality gate tolerates (absolute F1).
@@ -80,6 +89,44 @@ REPIN_COMMAND = f"{PROG} evaluate $CEPR_BENCHMARK_DIR --method all --write-floor
 class InputError(Exception):
     """An input the command cannot use (missing file, unreachable URL …): one line on
     stderr, exit status 1."""
+
+
+class UsageError(InputError):
+    """A command-line argument the command cannot use (a malformed or non-http(s) URL,
+    an unusable output directory): one line on stderr, exit status 2."""
+
+
+_URL_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
+
+
+def check_source(source: str) -> str:
+    """Say what *source* is: ``"stdin"`` (``-``), ``"url"`` (an ``http(s)://`` URL) or
+    ``"path"`` (anything else that is not ``scheme://…``).
+
+    :raises UsageError: a ``scheme://`` other than http(s) (``file://``, ``ftp://``: give a
+        file by its path), or a malformed http(s) URL (no host, bad port, spaces or
+        control characters).
+
+    >>> check_source("-"), check_source("https://example.com/a"), check_source("page.html")
+    ('stdin', 'url', 'path')
+    """
+    if source == "-":
+        return "stdin"
+    match = _URL_RE.match(source)
+    if match is None:
+        return "path"
+    if match.group(1).lower() not in ("http", "https"):
+        raise UsageError(f"{source}: only http:// and https:// URLs are fetched; give a local file by its path")
+    try:
+        parts = urlsplit(source)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise UsageError(f"{source}: invalid URL: {exc}") from None
+    if not parts.hostname:
+        raise UsageError(f"{source}: invalid URL: no host")
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in source):
+        raise UsageError(f"{source}: invalid URL: spaces or control characters (percent-encode them)")
+    return "url"
 
 
 # --------------------------------------------------------------------------- params
@@ -199,33 +246,44 @@ def _available(name: str) -> bool:
 
 
 def read_source(
-    source: str, *, timeout: float = FETCH_TIMEOUT, max_bytes: int = MAX_FETCH_BYTES
+    source: str, *, timeout: float = FETCH_TIMEOUT, max_bytes: int = MAX_INPUT_BYTES
 ) -> tuple[bytes, str | None, str | None]:
-    """Read a page from a file path, an ``http(s)://`` URL or ``-`` (stdin).
+    """Read a page from a file path, an ``http(s)://`` URL or ``-`` (stdin), at most
+    *max_bytes* bytes (a device such as ``/dev/zero`` or an endless stdin stops there).
 
     :returns: ``(raw bytes, url or None, charset from the HTTP header or None)``.
-    :raises InputError: unreadable file, fetch failure, or a response above *max_bytes*.
+    :raises UsageError: a non-http(s) or malformed URL (:func:`check_source`).
+    :raises InputError: unreadable file, fetch failure, or an input above *max_bytes*.
     """
-    if source == "-":
-        return sys.stdin.buffer.read(), None, None
-    if urlsplit(source).scheme in ("http", "https"):
+    kind = check_source(source)
+    too_large = f"{source}: larger than {max_bytes} bytes (raise the limit with --max-bytes)"
+    if kind == "stdin":
+        data = sys.stdin.buffer.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise InputError(too_large)
+        return data, None, None
+    if kind == "url":
         request = urllib.request.Request(source, headers={"User-Agent": f"{PROG}/{__version__}"})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 data = response.read(max_bytes + 1)
                 charset = response.headers.get_content_charset()
                 url = response.geturl()
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
             reason = getattr(exc, "reason", None) or exc
             raise InputError(f"{source}: cannot fetch: {reason}") from exc
         if len(data) > max_bytes:
-            raise InputError(f"{source}: response larger than {max_bytes} bytes")
+            raise InputError(too_large)
         logger.info("fetched %s (%d bytes, charset %s)", url, len(data), charset)
         return data, url, charset
     try:
-        return Path(source).read_bytes(), None, None
+        with open(source, "rb") as f:
+            data = f.read(max_bytes + 1)
     except OSError as exc:
         raise InputError(f"{source}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > max_bytes:
+        raise InputError(too_large)
+    return data, None, None
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -397,6 +455,7 @@ class ExtractOptions:
     body_formats: tuple[str, ...] = ()
     nodes: bool = False
     indent: int | None = 2
+    max_bytes: int = MAX_INPUT_BYTES
 
 
 def render(result: Any, options: ExtractOptions) -> str:
@@ -459,7 +518,7 @@ def extract_one(source: str, options: ExtractOptions) -> tuple[str, str | None, 
         input error (unreadable, not HTML); other exceptions propagate.
     """
     try:
-        data, url, charset = read_source(source)
+        data, url, charset = read_source(source, max_bytes=options.max_bytes)
         if url is None and source != "-":
             url = Path(source).resolve().as_uri()
         result = extract(data, url=url, method=options.method, encoding=options.encoding or charset,
@@ -495,12 +554,22 @@ def _cmd_extract(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         parser.error(f"--body-formats must be names among {', '.join(BODY_FORMATS)}; got {args.body_formats!r}")
     if args.parallel < 1:
         parser.error(f"--parallel must be >= 1; got {args.parallel}")
+    if args.max_bytes < 1:
+        parser.error(f"--max-bytes must be >= 1; got {args.max_bytes}")
     fmt = "json" if (args.json or args.nodes) else args.output_format
     sources = _inputs(args, parser)
+    for source in sources:  # a bad URL is a usage error, before any page is read
+        check_source(source)
+    if args.output_dir is not None:
+        try:
+            Path(args.output_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--output-dir {args.output_dir}: {exc.strerror or exc}") from None
     many = len(sources) > 1 or bool(args.input_dir)
     options = ExtractOptions(method=args.method, params=tuple(params.items()), encoding=args.encoding,
                              output_format=fmt, with_metadata=args.with_metadata, body_formats=formats,
-                             nodes=args.nodes, indent=None if many and not args.output_dir else 2)
+                             nodes=args.nodes, indent=None if many and not args.output_dir else 2,
+                             max_bytes=args.max_bytes)
     if not many:
         source, output, error = extract_one(sources[0], options)
         if error is not None:
@@ -547,12 +616,15 @@ def _write(source: str, output: str | None, output_dir: str | None, fmt: str) ->
         sys.stdout.write(output or "")
         return 0
     directory = Path(output_dir)
-    directory.mkdir(parents=True, exist_ok=True)
     if source == "-" or urlsplit(source).scheme in ("http", "https"):
         stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in source.rstrip("/").rsplit("/", 1)[-1]) or "page"
     else:
         stem = Path(source).name.split(".")[0] or "page"
-    (directory / (stem + OUTPUT_FORMATS[fmt])).write_text(output or "", encoding="utf-8")
+    target = directory / (stem + OUTPUT_FORMATS[fmt])
+    try:
+        target.write_text(output or "", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from exc
     return 0
 
 
@@ -695,6 +767,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "<meta> in html, a 'metadata' key in json")
     p.add_argument("--body-formats", metavar="LIST", default="",
                    help="json output: also body_html and/or body_markdown (comma-separated: html,markdown)")
+    p.add_argument("--max-bytes", type=int, default=MAX_INPUT_BYTES, metavar="N",
+                   help=f"largest input read from a file, stdin or a URL, in bytes (default {MAX_INPUT_BYTES}, "
+                        "as CEPR_MAX_HTML_BYTES)")
     p.add_argument("--parallel", type=int, default=1, metavar="N",
                    help="extract many inputs in a pool of N processes (default 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar (shown for many inputs)")
@@ -770,6 +845,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=level, format=f"{PROG}: %(message)s", stream=sys.stderr)
     try:
         return args.func(args, args.subparser)
+    except UsageError as exc:
+        return _fail(str(exc), 2)
     except InputError as exc:
         return _fail(str(exc))
     except ExtractionError as exc:  # NotHTMLError: name the input

@@ -210,6 +210,78 @@ def test_extract_from_local_url(capsys):
         server.server_close()
 
 
+def test_extract_wang2009_json(capsys):
+    # Issue 18 (10): --method wang2009 --json passed formats/metadata to a to_dict that
+    # did not take them (TypeError, "internal error").
+    from browser import require_browser
+
+    require_browser()
+    status, out, err = run(capsys, "extract", str(FIXTURE), "--method", "wang2009", "--json", "--with-metadata",
+                           "--body-formats", "html,markdown")
+    assert status == 0, err
+    data = json.loads(out)
+    assert data["method"] == "wang2009" and data["body"]
+    assert {"body_html", "body_markdown", "metadata"} <= set(data)
+
+
+def test_stdin_and_devices_are_read_up_to_a_cap(capsys, monkeypatch):
+    # Issue 18 (10): /dev/zero and stdin were read without a size cap (the CLI never ended,
+    # its memory grew without bound). Past --max-bytes (default MAX_INPUT_BYTES): one line,
+    # exit 1, after reading at most the cap plus one byte.
+    import io
+
+    from scrapy_cepr import cli
+
+    class Endless(io.RawIOBase):
+        read_bytes = 0
+
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            n = len(buffer)
+            buffer[:n] = b"<" * n
+            Endless.read_bytes += n
+            return n
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
+    status, out, err = run(capsys, "extract", "-", "--max-bytes", "1000")
+    assert status == 1 and out == "" and err.count("\n") == 1
+    assert "larger than 1000 bytes" in err and "--max-bytes" in err
+    assert Endless.read_bytes < 1000 + 2 * io.DEFAULT_BUFFER_SIZE
+    assert cli.MAX_INPUT_BYTES == 10_000_000  # as CEPR_MAX_HTML_BYTES
+    if Path("/dev/zero").exists():
+        status, out, err = run(capsys, "extract", "/dev/zero", "--max-bytes", "1000")
+        assert status == 1 and "/dev/zero" in err and "larger than 1000 bytes" in err
+
+
+@pytest.mark.parametrize("source", ["file:///etc/hostname", "ftp://example.com/a.html", "FILE:///x.html"])
+def test_non_http_urls_are_refused_exit_2(capsys, source):
+    # Issue 18 (10): file:// and ftp:// URLs were taken for file names ("cannot read: No
+    # such file"); only http(s) URLs are fetched, a local file is given by its path.
+    status, out, err = run(capsys, "extract", source)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "only http:// and https:// URLs" in err and source in err
+
+
+@pytest.mark.parametrize("source", ["http://[::1", "http://exa mple.com/", "http://a:b:c/", "https://"])
+def test_bad_url_is_one_line_exit_2(capsys, source):
+    # Issue 18 (10): these gave "internal error: ValueError/InvalidURL".
+    status, out, err = run(capsys, "extract", source)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "internal error" not in err and "invalid URL" in err
+
+
+def test_bad_output_dir_is_one_line_exit_2(capsys, tmp_path):
+    # Issue 18 (10): a file, or a path under a file, gave "internal error: FileExistsError".
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    for bad in (blocker, blocker / "sub"):
+        status, out, err = run(capsys, "extract", str(FIXTURE), "--output-dir", str(bad))
+        assert status == 2 and err.count("\n") == 1, err
+        assert "internal error" not in err and "--output-dir" in err and str(bad) in err
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep pytest output clean
         pass

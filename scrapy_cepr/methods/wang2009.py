@@ -79,6 +79,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -204,9 +205,10 @@ class Wang2009Extraction(Extraction):
     title_probability: float | None = None
     timings: dict[str, float] = field(default_factory=dict, repr=False)
 
-    def to_dict(self, *, nodes: bool = False) -> dict[str, Any]:
-        """:meth:`Extraction.to_dict` plus ``body_styled_html`` when it was asked for."""
-        out = super().to_dict(nodes=nodes)
+    def to_dict(self, *, nodes: bool = False, formats: Sequence[str] = (), metadata: bool = False) -> dict[str, Any]:
+        """:meth:`Extraction.to_dict` (same arguments) plus ``body_styled_html`` when it
+        was asked for."""
+        out = super().to_dict(nodes=nodes, formats=formats, metadata=metadata)
         if self.body_styled_html is not None:
             out["body_styled_html"] = self.body_styled_html
         return out
