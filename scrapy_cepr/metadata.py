@@ -13,7 +13,7 @@ Libraries do the reading (no parser of our own):
 * the head's ``<meta name=…>``, ``<link rel="canonical">`` and ``<html lang>`` are read
   with lxml, as is ``<a rel="author">`` in the page;
 * the language, when the page declares none, is guessed from the stop words of the
-  ``stop-words`` package (CJK scripts by their Unicode blocks).
+  ``stop-words`` package (a base requirement; CJK scripts by their Unicode blocks).
 
 Which source wins, per key (the first that has a value): JSON-LD, then microdata, then
 OpenGraph, then ``<meta>``, then the page text; dates: JSON-LD, microdata, OpenGraph
