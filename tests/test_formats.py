@@ -309,8 +309,8 @@ def test_markdown_of_text_renders_as_that_text(text):
 def test_markdown_of_the_whole_xss_page_through_extract():
     # End to end: every vector is a paragraph of the story, the method keeps them, and
     # the Markdown renders to the story's text only.
-    r = extract(_story_with(XSS_TEXTS), url="https://news.example/a/", method="nce")
-    assert len(r.body.split("\n")) == len(XSS_TEXTS) + 1
+    r = extract(_story_with(XSS_TEXTS), url="https://news.example/a/", method="setpr")
+    assert [" ".join(f"Before {t} after.".split()) for t in XSS_TEXTS] == r.body.split("\n")[-len(XSS_TEXTS):]
     for name, doc in _rendered(r.body_markdown).items():
         _assert_inert(doc, name)
         assert doc.find(".//a") is None and doc.find(".//img") is None, name

@@ -191,25 +191,127 @@ def lines_html(lines: Sequence[str] | str) -> str:
 
 def html_to_markdown(html: str) -> str:
     """*html* (a ``body_html``) as Markdown, converted by ``markdownify`` (ATX headings,
-    ``-`` bullets, pipe tables, inline links and images). Runs of blank lines are
-    collapsed to one.
+    ``-`` bullets, pipe tables, inline links and images, indented code blocks). Runs of
+    blank lines are collapsed to one.
+
+    The Markdown is safe to render with the defaults of common renderers (CommonMark,
+    markdown-it, python-markdown), raw HTML enabled: text can make no markup. In text and
+    in image ``alt``, ``<``/``>`` become ``&lt;``/``&gt;``, an ``&`` that would start a
+    character reference becomes ``&amp;``, and ``\\``, ``[``, ``]``, backticks, ``*`` and a
+    text node's final ``!`` get a backslash; titles are written with character references.
+    A link or image keeps its target only when it is an absolute ``http``, ``https`` or
+    ``mailto`` URL (characters that could end the target are percent-encoded); otherwise
+    the link's text or the image's ``alt`` stays, as text. Preformatted text becomes an
+    indented code block at the top level (a fence could be closed by its text, and
+    python-markdown has no fences by default); inside a list, quote, heading or table
+    cell it becomes one line of escaped text.
 
     :raises ImportError: ``markdownify`` is not installed (``pip install markdownify``).
 
     >>> html_to_markdown('<h2>Title</h2>\\n<p>A <a href="http://x.example/">link</a>.</p>')
     '## Title\\n\\nA [link](http://x.example/).'
+    >>> html_to_markdown('<p>&lt;b&gt; [x](javascript:y) <a href="javascript:y">z</a></p>')
+    '&lt;b&gt; \\\\[x\\\\](javascript:y) z'
     """
     if not html:
         return ""
-    from markdownify import markdownify
-
-    text = markdownify(html, heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=True)
-    lines = [line.rstrip() for line in text.strip().split("\n")]
+    text = _markdown_converter().convert(html)
+    lines = [line.rstrip() for line in text.strip("\n").split("\n")]
     out: list[str] = []
     for line in lines:
         if line or (out and out[-1]):
             out.append(line)
     return "\n".join(out)
+
+
+# -- Markdown ----------------------------------------------------------------------------
+
+# A "&" that starts a character reference in CommonMark and python-markdown.
+_MD_ENTITY_RE = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+_MD_BACKSLASHED_RE = re.compile(r"([\\\[\]`])")
+# Characters percent-encoded in a link target: those that end or escape it (space, "<",
+# ">", "(", ")", quotes, "\", backticks, brackets) and controls.
+_MD_URL_UNSAFE_RE = re.compile(r"[\x00-\x20\x7f<>()\[\]\"'\\`]")
+# Where a ``<pre>`` can be an indented code block: at the top level (in a list, quote or
+# cell, renderers disagree on the indentation, and the text could become live markup).
+_MD_CODE_BLOCK_PARENTS = frozenset(("[document]", "div", "section", "article", "figure"))
+_MD_TITLE_REFS = {"&": "&amp;", '"': "&quot;", "'": "&#39;", "<": "&lt;", ">": "&gt;", "\\": "&#92;", "(": "&#40;",
+                  ")": "&#41;", "[": "&#91;", "]": "&#93;", "`": "&#96;", "*": "&#42;", "_": "&#95;"}
+
+
+def _md_text(text: str) -> str:
+    """*text* escaped for Markdown (see :func:`html_to_markdown`); ``*`` is left to
+    markdownify's own escape.
+
+    >>> _md_text("<img src=x> [a](b) & &amp; Wow!")
+    '&lt;img src=x&gt; \\\\[a\\\\](b) & &amp;amp; Wow\\\\!'
+    """
+    text = _MD_BACKSLASHED_RE.sub(r"\\\1", text)
+    text = _MD_ENTITY_RE.sub("&amp;", text)
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    if text.endswith("!"):  # "!" then a link would make an image
+        text = text[:-1] + "\\!"
+    return text
+
+
+def _md_url(url: str | None) -> str | None:
+    """*url* as a Markdown link target: None unless an absolute http(s)/mailto URL.
+
+    >>> _md_url("https://a.example/x y(1)?a=1&amp;b"), _md_url("javascript:alert(1)"), _md_url("/rel")
+    ('https://a.example/x%20y%281%29?a=1&amp;amp;b', None, None)
+    """
+    url = (url or "").strip()
+    scheme, sep, _ = url.partition(":")
+    if not sep or scheme.lower() not in _SAFE_SCHEMES:
+        return None
+    url = _MD_URL_UNSAFE_RE.sub(lambda m: "%{:02X}".format(ord(m.group())), url)
+    return _MD_ENTITY_RE.sub("&amp;", url)
+
+
+def _md_title(title: str | None) -> str:
+    """`` "title"`` for a link or image (character references only), or ``""``."""
+    title = " ".join((title or "").split())
+    if not title:
+        return ""
+    return ' "' + "".join(_MD_TITLE_REFS.get(c, c) for c in title) + '"'
+
+
+def _markdown_converter() -> Any:
+    """A markdownify converter that writes safe Markdown (see :func:`html_to_markdown`)."""
+    from markdownify import MarkdownConverter, chomp
+
+    class SafeMarkdownConverter(MarkdownConverter):
+        def escape(self, text: str, parent_tags: Any) -> str:
+            return super().escape(_md_text(text), parent_tags) if text else ""
+
+        def convert_a(self, el: Any, text: str, parent_tags: Any) -> str:
+            if "_noformat" in parent_tags:
+                return text
+            prefix, suffix, text = chomp(text)
+            if not text:
+                return ""
+            href = _md_url(el.get("href"))
+            if href is None:
+                return f"{prefix}{text}{suffix}"
+            return f"{prefix}[{text}]({href}{_md_title(el.get('title'))}){suffix}"
+
+        def convert_img(self, el: Any, text: str, parent_tags: Any) -> str:
+            alt = self.escape(" ".join((el.get("alt") or "").split()), parent_tags)
+            src = _md_url(el.get("src"))
+            if src is None or ("_inline" in parent_tags and el.parent.name not in self.options["keep_inline_images_in"]):
+                return alt
+            return f"![{alt}]({src}{_md_title(el.get('title'))})"
+
+        def convert_pre(self, el: Any, text: str, parent_tags: Any) -> str:
+            text = text.strip("\n")
+            if not text.strip():
+                return ""
+            if not parent_tags <= _MD_CODE_BLOCK_PARENTS:  # in a list, quote, cell …: escaped text
+                return self.escape(" ".join(text.split()), parent_tags)
+            return "\n\n" + "\n".join("    " + line for line in text.split("\n")) + "\n\n"
+
+    return SafeMarkdownConverter(heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=True,
+                                 autolinks=False, strip_document=None)
 
 
 # -- steps of body_html ----------------------------------------------------------------
