@@ -16,7 +16,7 @@ from scrapy_cepr import METHOD_NAMES, extract
 from scrapy_cepr.core.formats import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
-    _safe_url,
+    safe_url,
     body_html,
     html_to_markdown,
     lines_html,
@@ -89,7 +89,7 @@ def test_links_and_images_are_absolute_against_base_href():
     ],
 )
 def test_safe_url(value, base, expected):
-    assert _safe_url(value, base) == expected
+    assert safe_url(value, base) == expected
 
 
 # -- structure ---------------------------------------------------------------------------

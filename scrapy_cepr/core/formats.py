@@ -44,9 +44,12 @@ __all__ = [
     "ALLOWED_ATTRIBUTES",
     "ALLOWED_TAGS",
     "BODY_FORMATS",
+    "base_url",
     "body_html",
     "html_to_markdown",
+    "image_url",
     "lines_html",
+    "safe_url",
     "text_slots",
 ]
 
@@ -134,7 +137,7 @@ def body_html(page: Page, keep: np.ndarray | Sequence[bool]) -> str:
         logger.warning("text nodes do not map onto the tree (%d slots, %d nodes); body_html has no markup",
                        len(slots), len(page.texts))
         return lines_html(_kept_lines(page, keep))
-    base = _base_url(page.root, page.url)
+    base = base_url(page.root, page.url)
     live = _blank_and_mark(body, slots, keep)
     _prune(body, live)
     _rewrite(body, base)
@@ -323,9 +326,12 @@ def _kept_lines(page: Page, keep: np.ndarray) -> list[str]:
     return assemble_body(page.texts, page.blocks, keep).split("\n")
 
 
-def _base_url(root: etree._Element, url: str | None) -> str | None:
-    """The URL relative links resolve against: ``<base href>`` (itself resolved against
-    *url*), else *url*."""
+def base_url(root: etree._Element | None, url: str | None) -> str | None:
+    """The URL relative links of the page *root* resolve against: its ``<base href>``
+    (itself resolved against the page URL *url*) when that has a safe scheme or the
+    page's own, else *url*. Shared by ``body_html`` and wang2009's ``body_styled_html``."""
+    if root is None:
+        return url
     for base in root.iterfind("head/base"):
         href = (base.get("href") or "").strip()
         resolved = urljoin(url, href) if url and href else href
@@ -394,11 +400,9 @@ def _rewrite(body: etree._Element, base: str | None) -> None:
         if not isinstance(tag, str):
             continue
         if tag == "img":
-            src = next((el.get(a) for a in _IMG_SOURCES if _usable_src(el.get(a))), None)
+            url = image_url(el, base)
             attrs = {k: el.get(k) for k in ALLOWED_ATTRIBUTES["img"] if el.get(k) is not None}
-            attrs["src"] = src  # type: ignore[assignment]
             el.attrib.clear()
-            url = _safe_url(src, base)
             if url is None:
                 _remove_keep_tail(el)
                 continue
@@ -414,7 +418,7 @@ def _rewrite(body: etree._Element, base: str | None) -> None:
         el.attrib.clear()
         for k, v in kept.items():
             if k in _URL_ATTRIBUTES:
-                v = _safe_url(v, base)
+                v = safe_url(v, base)
                 if v is None:
                     continue
             el.set(k, v)
@@ -454,13 +458,23 @@ def _usable_src(value: str | None) -> bool:
     return bool(value and value.strip() and not value.strip().lower().startswith("data:"))
 
 
-def _safe_url(value: str | None, base: str | None) -> str | None:
-    """*value* resolved against *base*, or None if its scheme is not http(s)/mailto.
+def image_url(img: etree._Element, base: str | None) -> str | None:
+    """The URL an ``<img>`` shows, through :func:`safe_url`: its first ``src``,
+    ``data-src``, ``data-original`` or ``data-lazy-src`` that is not a ``data:`` URL (a
+    lazy image's placeholder); None when there is none or it is not safe."""
+    return safe_url(next((img.get(a) for a in _IMG_SOURCES if _usable_src(img.get(a))), None), base)
 
-    >>> _safe_url("/a b", "http://x.example/c/d"), _safe_url("JavaScript:alert(1)", None)
+
+def safe_url(value: str | None, base: str | None) -> str | None:
+    """*value* resolved against *base*, or None if its scheme is not http(s)/mailto
+    (the URL allow-list of ``body_html`` and of wang2009's ``body_styled_html``). A
+    relative URL of a page read from a ``file://`` URL stays a ``file://`` URL; an
+    absolute ``file:``, ``data:``, ``javascript:`` … URL is refused.
+
+    >>> safe_url("/a b", "http://x.example/c/d"), safe_url("JavaScript:alert(1)", None)
     ('http://x.example/a b', None)
-    >>> _safe_url(" java\\tscript:alert(1)", "http://x.example/")
-    >>> _safe_url("img/a.jpg", "file:///site/p.html"), _safe_url("file:///etc/passwd", "http://x.example/")
+    >>> safe_url(" java\\tscript:alert(1)", "http://x.example/")
+    >>> safe_url("img/a.jpg", "file:///site/p.html"), safe_url("file:///etc/passwd", "http://x.example/")
     ('file:///site/img/a.jpg', None)
     """
     if value is None:
