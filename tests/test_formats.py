@@ -179,6 +179,28 @@ def test_empty_body_gives_empty_formats():
     assert (r.body_html, r.body_markdown) == ("", "")
 
 
+@pytest.mark.parametrize("method", method_params(METHOD_NAMES))
+def test_control_characters_do_not_break_the_formats(method):
+    # libxml2 keeps U+0008 and other XML-incompatible characters in text and attributes;
+    # lxml refuses to assign them. body works, and so must body_html and body_markdown:
+    # a whitespace control becomes a space, the others are dropped.
+    story = "".join(f"<p>Paragraph {i} of the story, with enough words to be kept by every method here.</p>"
+                    for i in range(6))
+    page = (f'<html><head><title>Storm\x08 report</title></head><body><article><h1>Storm report</h1>{story}'
+            f'<p>Back\x08space, form\x0cfeed, unit\x1fseparator and <a href="/x\x08y" title="t\x08">a link</a>'
+            f' <img src="/i.png" alt="a\x08b"> in one paragraph of the story.</p>{story}</article></body></html>')
+    r = extract(page, url="http://a.example/s/", method=method, **({"styled_html": True} if method == "wang2009" else {}))
+    assert r.body_html and r.body_markdown
+    if method == "wang2009":
+        assert "separator" in r.body_styled_html
+    if "separator" in r.body:
+        assert "separator" in r.body_html and "separator" in r.body_markdown
+    if method == "setpr":
+        assert "<p>Backspace, form feed, unit separator and <a " in r.body_html
+        assert "Backspace, form feed, unit separator and [a link](" in r.body_markdown
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", r.body_html + r.body_markdown)
+
+
 def test_line_methods_give_escaped_paragraphs():
     r = extract(HOSTILE, url=HOSTILE_URL, method="cetr")
     assert r.body_html == lines_html(r.body)
