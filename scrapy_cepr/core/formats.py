@@ -39,6 +39,7 @@ import numpy as np
 from lxml import etree
 
 from .page import BLOCK_TAGS, Page
+from .parse import _xml_safe
 
 __all__ = [
     "ALLOWED_ATTRIBUTES",
@@ -49,6 +50,7 @@ __all__ = [
     "html_to_markdown",
     "image_url",
     "lines_html",
+    "make_xml_safe",
     "safe_url",
     "text_slots",
 ]
@@ -83,6 +85,8 @@ _CONTAINERS = BLOCK_TAGS - ALLOWED_TAGS
 _TEXT_BLOCKS = frozenset(("p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "th", "td", "caption",
                           "figcaption", "blockquote"))
 _IMG_SOURCES = ("src", "data-src", "data-original", "data-lazy-src")
+# Characters lxml refuses to assign (see core.parse._xml_safe).
+_XML_UNSAFE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def text_slots(body: etree._Element) -> list[tuple[etree._Element, bool]]:
@@ -138,6 +142,7 @@ def body_html(page: Page, keep: np.ndarray | Sequence[bool]) -> str:
                        len(slots), len(page.texts))
         return lines_html(_kept_lines(page, keep))
     base = base_url(page.root, page.url)
+    make_xml_safe(body)
     live = _blank_and_mark(body, slots, keep)
     _prune(body, live)
     _rewrite(body, base)
@@ -339,6 +344,22 @@ def base_url(root: etree._Element | None, url: str | None) -> str | None:
         if href and urlsplit(resolved).scheme.lower() in (*_SAFE_SCHEMES, page_scheme or "http"):
             return resolved
     return url
+
+
+def make_xml_safe(body: etree._Element) -> None:
+    """Make the text and attribute values under *body* assignable, in place (libxml2
+    keeps U+0008 and other XML-incompatible characters, lxml refuses them when
+    ``body_html`` moves text): whitespace controls become a space, the others are
+    dropped. *body*'s own tail is left alone."""
+    for el in body.iter():
+        if el.text and _XML_UNSAFE_RE.search(el.text):
+            el.text = _xml_safe(el.text)
+        if el.tail and el is not body and _XML_UNSAFE_RE.search(el.tail):
+            el.tail = _xml_safe(el.tail)
+        if isinstance(el.tag, str):
+            for name, value in el.attrib.items():
+                if _XML_UNSAFE_RE.search(value):
+                    el.set(name, _xml_safe(value))
 
 
 def _blank_and_mark(body: etree._Element, slots: list, keep: np.ndarray) -> set:

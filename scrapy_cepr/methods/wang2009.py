@@ -88,7 +88,7 @@ from typing import Any
 import numpy as np
 from lxml import html as lxml_html
 
-from ..core.formats import base_url, image_url, safe_url
+from ..core.formats import base_url, image_url, make_xml_safe, safe_url
 from ..core.page import Page
 from ..core.params import check_choice, check_real
 from ..core.result import Extraction, text_node_extraction
@@ -557,6 +557,7 @@ def _styled_copy(layout: Layout, root: int, base: str | None) -> str:
     copy.tail = None
     if copy.tag in ("html", "body"):  # a block inside <article>, not a second document
         copy.tag = "div"
+    make_xml_safe(copy)  # text and attributes set below must be XML compatible
     # Walk the original and the copy in parallel (a deep copy has the same structure).
     originals = list(src.iter())
     copies = list(copy.iter())
@@ -573,19 +574,22 @@ def _styled_copy(layout: Layout, root: int, base: str | None) -> str:
             drop.append(el)
             continue
         attrs = dict(el.attrib)
+        image = el.tag in ("img", "source")
+        img_src = image_url(el, base) if image else None
         el.attrib.clear()
         for name, value in attrs.items():  # URLs through body_html's allow-list
-            if name in _KEEP_ATTRS and name not in ("href", "src"):
+            if name not in _KEEP_ATTRS or (name == "src" and image):
+                continue
+            if name in ("href", "src"):
+                value = safe_url(value, base)
+            if value is not None:
                 el.set(name, value)
-            elif (name == "href" or el.tag not in ("img", "source")) and safe_url(value, base) is not None:
-                el.set(name, safe_url(value, base))
-        if el.tag in ("img", "source"):
-            src = image_url(orig, base)
-            if src is None and el.tag == "img":  # as in body_html: no safe source, no image
+        if image:
+            if img_src is None and el.tag == "img":  # as in body_html: no safe source, no image
                 drop.append(el)
                 continue
-            if src is not None:
-                el.set("src", src)
+            if img_src is not None:
+                el.set("src", img_src)
         if el.tag == "img" and k >= 0 and layout.rect[k, 2] > 0:  # keep the rendered size
             el.set("width", str(int(layout.rect[k, 2])))
             el.set("height", str(int(layout.rect[k, 3])))
