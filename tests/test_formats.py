@@ -14,6 +14,7 @@ from browser import method_params
 
 from scrapy_cepr import METHOD_NAMES, extract
 from scrapy_cepr.core.formats import (
+    _BLOCK_OUT,
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
     safe_url,
@@ -131,6 +132,28 @@ def test_blocks_and_inline_runs_by_hand():
     assert [page.texts[i] for i in range(len(page))] == ["Menu", "Lead", "One", "two", ".", "Item", "Tail", "Foot"]
     keep = np.array([False, True, True, True, True, True, True, False])
     assert body_html(page, keep) == "<p>Lead One <b>two</b>.</p>\n<ul><li>Item</li></ul>\n<p>Tail</p>"
+
+
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        ("<section>Lead text<span><p>Inner para</p></span></section>", "<p>Lead text</p>\n<p>Inner para</p>"),
+        ("<div>Lead text<a href='http://x.example/'><p>Inner para</p></a></div>",
+         '<p>Lead text</p>\n<a href="http://x.example/"><p>Inner para</p></a>'),
+        ("<div><span>Only <p>Inner para</p></span></div>", "<p>Only</p>\n<p>Inner para</p>"),
+        ("<article><span>x<p>Inner para</p>y</span></article>", "<p>x</p>\n<p>Inner para</p>\n<p>y</p>"),
+        # An inline element around a block is unwrapped (its emphasis is lost, its words stay).
+        ("<div><b>Lead<ul><li>Item</li></ul></b> tail</div>", "<p>Lead</p>\n<ul><li>Item</li></ul>\n<p>tail</p>"),
+    ],
+)
+def test_a_block_inside_inline_markup_is_not_nested_in_a_paragraph(html, expected):
+    # A container whose block sits inside an inline element (<span>, <a>, <b>): the loose
+    # text around it is a paragraph of its own, never a <p> holding a <p> or a list.
+    page = Page.from_html(f"<body>{html}</body>", url="http://a.example/")
+    out = body_html(page, np.ones(len(page.texts), dtype=bool))
+    doc = lxml.html.fragment_fromstring(out, create_parent="div")
+    assert not [p for p in doc.iter("p") if any(d.tag in _BLOCK_OUT for d in p.iterdescendants())], out
+    assert out == expected
 
 
 def test_dropped_nodes_inside_a_kept_block_are_blanked_and_tails_kept():
