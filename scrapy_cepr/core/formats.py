@@ -145,6 +145,7 @@ def body_html(page: Page, keep: np.ndarray | Sequence[bool]) -> str:
     make_xml_safe(body)
     live = _blank_and_mark(body, slots, keep)
     _prune(body, live)
+    _unwrap_inline_around_blocks(body)
     _rewrite(body, base)
     body.tag = "div"
     body.attrib.clear()
@@ -413,6 +414,54 @@ def _remove_keep_tail(el: etree._Element) -> None:
     parent.remove(el)
 
 
+def _is_block(el: Any) -> bool:
+    return isinstance(el.tag, str) and (el.tag in BLOCK_TAGS or el.tag in _BLOCK_OUT)
+
+
+def _holds_block(el: Any) -> bool:
+    """*el* is a block, or a link around blocks (kept as is, as HTML allows)."""
+    return _is_block(el) or (el.tag == "a" and any(_is_block(d) for d in el.iterdescendants()))
+
+
+def _unwrap_inline_around_blocks(body: etree._Element) -> None:
+    """Unwrap inline elements (``span``, ``b`` …) that hold a block, so that no block
+    ends up inside a ``<p>`` made of its container's loose inline content; a link around
+    blocks stays (:func:`_holds_block`). One bottom-up pass."""
+    holding: set = set()
+    for el in reversed(list(body.iterdescendants())):
+        parent = el.getparent()
+        if _is_block(el):
+            holding.add(parent)
+        elif el in holding:
+            holding.add(parent)
+            if el.tag != "a" and isinstance(el.tag, str):
+                _unwrap(el)
+
+
+def _unwrap(el: etree._Element) -> None:
+    """Replace *el* by its content (text, children, tail) in its parent."""
+    parent = el.getparent()
+    index = parent.index(el)
+    prev = el.getprevious()
+    if el.text:
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.text
+        else:
+            parent.text = (parent.text or "") + el.text
+    children = list(el)
+    tail = el.tail
+    parent.remove(el)
+    for offset, child in enumerate(children):
+        parent.insert(index + offset, child)
+    if tail:
+        if children:
+            children[-1].tail = (children[-1].tail or "") + tail
+        elif prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+
+
 def _rewrite(body: etree._Element, base: str | None) -> None:
     """Apply the tag and attribute allow-lists; resolve and check URLs."""
     unwrap: list[str] = []
@@ -524,7 +573,7 @@ def _wrap_loose_inline(el: etree._Element) -> None:
     also holds blocks (or is the fragment root) in a ``<p>``; a container without any
     block child is renamed ``<p>`` itself (when it is not inside a text block)."""
     children = list(el)
-    has_block = any(isinstance(c.tag, str) and (c.tag in BLOCK_TAGS or c.tag in _BLOCK_OUT) for c in children)
+    has_block = any(_holds_block(c) for c in children)
     if not has_block:
         if el.tag not in ("div",) and el.getparent() is None:
             return
@@ -538,7 +587,7 @@ def _wrap_loose_inline(el: etree._Element) -> None:
     current: list[Any] = [el.text] if el.text and el.text.strip() else []
     el.text = None
     for child in children:
-        if isinstance(child.tag, str) and (child.tag in BLOCK_TAGS or child.tag in _BLOCK_OUT):
+        if _holds_block(child):
             if current:
                 runs.append(current)
             current = []
@@ -554,7 +603,7 @@ def _wrap_loose_inline(el: etree._Element) -> None:
     for child in children:
         el.remove(child)
     for run in runs:
-        if len(run) == 1 and not isinstance(run[0], str) and (run[0].tag in BLOCK_TAGS or run[0].tag in _BLOCK_OUT):
+        if len(run) == 1 and not isinstance(run[0], str) and _holds_block(run[0]):
             el.append(run[0])
             continue
         if all(isinstance(x, str) or x.tag == "br" for x in run) and not any(isinstance(x, str) and x.strip() for x in run):
