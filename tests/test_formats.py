@@ -224,6 +224,19 @@ def test_control_characters_do_not_break_the_formats(method):
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", r.body_html + r.body_markdown)
 
 
+@pytest.mark.parametrize("method", [m for m in METHOD_NAMES if m != "wang2009"])
+def test_noframes_and_noembed_are_not_content(method):
+    # libxml2 reads <noframes>/<noembed> as raw text, so their markup would come out as
+    # literal tags; a browser with frames and plug-ins does not render them.
+    page = HOSTILE.decode("utf-8").replace(
+        "</h1>", "</h1><noframes><p>Your browser <b>lacks</b> frames, a pity.</p></noframes>", 1).replace(
+        "</p>", "<noembed><p>No <i>plug-in</i> for this, sorry.</p></noembed></p>", 2)
+    r = extract(page, url=HOSTILE_URL, method=method)
+    assert "keepers" in r.body
+    for text in (r.body, r.body_html, r.body_markdown):
+        assert "frames" not in text and "plug-in" not in text and "&lt;" not in text and "<b>" not in text
+
+
 def test_line_methods_give_escaped_paragraphs():
     r = extract(HOSTILE, url=HOSTILE_URL, method="cetr")
     assert r.body_html == lines_html(r.body)
