@@ -156,6 +156,12 @@ def test_a_block_inside_inline_markup_is_not_nested_in_a_paragraph(html, expecte
     assert out == expected
 
 
+def test_text_after_a_line_break_between_blocks_is_kept():
+    # A run of loose content that is a <br> and its tail is text, not an empty line break.
+    page = Page.from_html("<body><div><p>Para one.</p><br>Text after a break.<h2>Head</h2></div></body>")
+    assert body_html(page, [True, True, True]) == "<p>Para one.</p>\n<p><br>Text after a break.</p>\n<h2>Head</h2>"
+
+
 def test_dropped_nodes_inside_a_kept_block_are_blanked_and_tails_kept():
     page = Page.from_html("<body><p>Kept <a href='/ad'>Sponsored</a> tail kept.</p></body>", url="http://a.example/")
     assert page.texts == ["Kept", "Sponsored", "tail kept."]
