@@ -606,8 +606,9 @@ def _wrap_loose_inline(el: etree._Element) -> None:
         if len(run) == 1 and not isinstance(run[0], str) and _holds_block(run[0]):
             el.append(run[0])
             continue
-        if all(isinstance(x, str) or x.tag == "br" for x in run) and not any(isinstance(x, str) and x.strip() for x in run):
-            continue
+        if all(isinstance(x, str) or x.tag == "br" for x in run) and not any(
+                (x if isinstance(x, str) else x.tail or "").strip() for x in run):
+            continue  # only line breaks and spaces (a <br>'s tail is text too)
         p = etree.SubElement(el, "p")
         for x in run:
             if isinstance(x, str):
