@@ -9,9 +9,12 @@ no such mask: :func:`lines_html` writes their body lines as escaped paragraphs.
 
 How :func:`body_html` works (an allow-list serializer on the lxml tree, our choice):
 
-1. every text node that the method did not keep is blanked in the tree;
+1. characters XML does not allow are removed (:func:`make_xml_safe`); every text node
+   that the method did not keep is blanked in the tree;
 2. elements that hold no kept text are dropped (their kept tails stay), except images
-   whose nearest block (``p``, ``figure``, ``li`` …) holds kept text, and ``<br>``;
+   whose nearest block (``p``, ``figure``, ``li`` …) holds kept text, and ``<br>``; an
+   inline element that holds a block is unwrapped (a link stays), so that no ``<p>``
+   made of loose inline content holds a block;
 3. the remaining elements are mapped to an allow-list: ``p``, ``h1``–``h6``, lists,
    ``blockquote``, ``pre``, tables, ``figure``/``figcaption``, ``a``, ``img`` and inline
    emphasis. Any other element is unwrapped (its content stays); a container that holds
@@ -19,7 +22,8 @@ How :func:`body_html` works (an allow-list serializer on the lxml tree, our choi
 4. only the attributes of :data:`ALLOWED_ATTRIBUTES` survive (no ``on*`` handler, no
    ``style``, no ``class``); ``href``/``src`` are resolved against ``<base href>`` and the
    page URL, and kept only with an ``http``, ``https`` or ``mailto`` scheme (so never
-   ``javascript:`` or ``data:``). ``script``, ``style``, ``iframe`` … are gone already
+   ``javascript:`` or ``data:``; :func:`safe_url`, which wang2009's
+   ``body_styled_html`` uses too). ``script``, ``style``, ``iframe`` … are gone already
    (:data:`~scrapy_cepr.core.page.REMOVED_TAGS`) and are not in the allow-list either.
 
 Without a page URL or ``<base>``, relative URLs cannot be made absolute and are kept
