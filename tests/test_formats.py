@@ -4,6 +4,7 @@ worker, and as item fields through the pipeline (``CEPR_BODY_FORMATS``)."""
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 from pathlib import Path
 
@@ -293,6 +294,8 @@ XSS_TEXTS = [
     '<base href="javascript:alert(1)//">',
     '<div style="background:url(javascript:alert(1))">x</div>',
     "<x-tag onclick=alert(1)>custom</x-tag>",
+    "<div onmouseover=alert(1)>block</div>",
+    "<pre><script>alert(1)</script></pre>",
     "<scr<script>ipt>alert(1)</script>",
     '"><img src=x onerror=alert(1)>',
     "<!-- a comment --><script>alert(1)</script>",
@@ -350,8 +353,6 @@ def _assert_inert(doc, where) -> None:
 
 
 def _story_with(texts: list[str]) -> str:
-    import html as html_lib
-
     paragraphs = "".join(f"<p>Before {html_lib.escape(t)} after.</p>" for t in texts)
     return f"<html><body><article><h1>Headline</h1>{paragraphs}</article></body></html>"
 
@@ -360,14 +361,17 @@ def _story_with(texts: list[str]) -> str:
 def test_markdown_of_text_renders_as_that_text(text):
     # The text of a paragraph stays text after Markdown rendering: no element, link or
     # image is made from it, and the rendered paragraph shows the text as written.
-    page = Page.from_html(_story_with([text]), url="https://news.example/a/")
+    # Twice: inside a sentence, and as a whole paragraph (at the start of a line, where
+    # HTML blocks and link reference definitions begin).
+    page = Page.from_html(_story_with([text]).replace("<p>", f"<p>{html_lib.escape(text)}</p><p>", 1),
+                          url="https://news.example/a/")
     html = body_html(page, np.ones(len(page.texts), dtype=bool))
     md = html_to_markdown(html)
     for name, doc in _rendered(md).items():
         _assert_inert(doc, (name, md))
         assert [el.tag for el in doc.iter() if el.tag not in ("div", "p", "h1")] == [], (name, md)
         shown = [" ".join(p.text_content().split()) for p in doc.iter("p")]
-        assert shown == [" ".join(f"Before {text} after.".split())], (name, md)
+        assert shown == [" ".join(text.split()), " ".join(f"Before {text} after.".split())], (name, md)
 
 
 def test_markdown_of_the_whole_xss_page_through_extract():
@@ -435,7 +439,7 @@ def test_markdown_links_keep_their_text_and_only_safe_targets():
 
 def test_markdown_escapes_do_not_change_the_shown_text():
     text = r"a < b > c [d] (e) `f` \g & h &amp; i &copy; *j* #k !"
-    md = html_to_markdown(f"<p>{__import__('html').escape(text)}</p>")
+    md = html_to_markdown(f"<p>{html_lib.escape(text)}</p>")
     for name, doc in _rendered(md).items():
         assert doc.text_content().strip() == text, (name, md)
 
