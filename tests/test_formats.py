@@ -4,6 +4,7 @@ worker, and as item fields through the pipeline (``CEPR_BODY_FORMATS``)."""
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 from pathlib import Path
 
@@ -13,7 +14,16 @@ import pytest
 from browser import method_params
 
 from scrapy_cepr import METHOD_NAMES, extract
-from scrapy_cepr.core.formats import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, _safe_url, body_html, lines_html, text_slots
+from scrapy_cepr.core.formats import (
+    _BLOCK_OUT,
+    ALLOWED_ATTRIBUTES,
+    ALLOWED_TAGS,
+    safe_url,
+    body_html,
+    html_to_markdown,
+    lines_html,
+    text_slots,
+)
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.settings import CEPRConfig
 from scrapy_cepr.worker import extract_page
@@ -81,7 +91,7 @@ def test_links_and_images_are_absolute_against_base_href():
     ],
 )
 def test_safe_url(value, base, expected):
-    assert _safe_url(value, base) == expected
+    assert safe_url(value, base) == expected
 
 
 # -- structure ---------------------------------------------------------------------------
@@ -123,6 +133,34 @@ def test_blocks_and_inline_runs_by_hand():
     assert [page.texts[i] for i in range(len(page))] == ["Menu", "Lead", "One", "two", ".", "Item", "Tail", "Foot"]
     keep = np.array([False, True, True, True, True, True, True, False])
     assert body_html(page, keep) == "<p>Lead One <b>two</b>.</p>\n<ul><li>Item</li></ul>\n<p>Tail</p>"
+
+
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        ("<section>Lead text<span><p>Inner para</p></span></section>", "<p>Lead text</p>\n<p>Inner para</p>"),
+        ("<div>Lead text<a href='http://x.example/'><p>Inner para</p></a></div>",
+         '<p>Lead text</p>\n<a href="http://x.example/"><p>Inner para</p></a>'),
+        ("<div><span>Only <p>Inner para</p></span></div>", "<p>Only</p>\n<p>Inner para</p>"),
+        ("<article><span>x<p>Inner para</p>y</span></article>", "<p>x</p>\n<p>Inner para</p>\n<p>y</p>"),
+        # An inline element around a block is unwrapped (its emphasis is lost, its words stay).
+        ("<div><b>Lead<ul><li>Item</li></ul></b> tail</div>", "<p>Lead</p>\n<ul><li>Item</li></ul>\n<p>tail</p>"),
+    ],
+)
+def test_a_block_inside_inline_markup_is_not_nested_in_a_paragraph(html, expected):
+    # A container whose block sits inside an inline element (<span>, <a>, <b>): the loose
+    # text around it is a paragraph of its own, never a <p> holding a <p> or a list.
+    page = Page.from_html(f"<body>{html}</body>", url="http://a.example/")
+    out = body_html(page, np.ones(len(page.texts), dtype=bool))
+    doc = lxml.html.fragment_fromstring(out, create_parent="div")
+    assert not [p for p in doc.iter("p") if any(d.tag in _BLOCK_OUT for d in p.iterdescendants())], out
+    assert out == expected
+
+
+def test_text_after_a_line_break_between_blocks_is_kept():
+    # A run of loose content that is a <br> and its tail is text, not an empty line break.
+    page = Page.from_html("<body><div><p>Para one.</p><br>Text after a break.<h2>Head</h2></div></body>")
+    assert body_html(page, [True, True, True]) == "<p>Para one.</p>\n<p><br>Text after a break.</p>\n<h2>Head</h2>"
 
 
 def test_dropped_nodes_inside_a_kept_block_are_blanked_and_tails_kept():
@@ -171,6 +209,41 @@ def test_empty_body_gives_empty_formats():
     assert (r.body_html, r.body_markdown) == ("", "")
 
 
+@pytest.mark.parametrize("method", method_params(METHOD_NAMES))
+def test_control_characters_do_not_break_the_formats(method):
+    # libxml2 keeps U+0008 and other XML-incompatible characters in text and attributes;
+    # lxml refuses to assign them. body works, and so must body_html and body_markdown:
+    # a whitespace control becomes a space, the others are dropped.
+    story = "".join(f"<p>Paragraph {i} of the story, with enough words to be kept by every method here.</p>"
+                    for i in range(6))
+    page = (f'<html><head><title>Storm\x08 report</title></head><body><article><h1>Storm report</h1>{story}'
+            f'<p>Back\x08space, form\x0cfeed, unit\x1fseparator and <a href="/x\x08y" title="t\x08">a link</a>'
+            f' <img src="/i.png" alt="a\x08b"> in one paragraph of the story.</p>{story}</article></body></html>')
+    r = extract(page, url="http://a.example/s/", method=method, **({"styled_html": True} if method == "wang2009" else {}))
+    assert r.body_html and r.body_markdown
+    if method == "wang2009":
+        assert "separator" in r.body_styled_html
+    if "separator" in r.body:
+        assert "separator" in r.body_html and "separator" in r.body_markdown
+    if method == "setpr":
+        assert "<p>Backspace, form feed, unit separator and <a " in r.body_html
+        assert "Backspace, form feed, unit separator and [a link](" in r.body_markdown
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", r.body_html + r.body_markdown)
+
+
+@pytest.mark.parametrize("method", [m for m in METHOD_NAMES if m != "wang2009"])
+def test_noframes_and_noembed_are_not_content(method):
+    # libxml2 reads <noframes>/<noembed> as raw text, so their markup would come out as
+    # literal tags; a browser with frames and plug-ins does not render them.
+    page = HOSTILE.decode("utf-8").replace(
+        "</h1>", "</h1><noframes><p>Your browser <b>lacks</b> frames, a pity.</p></noframes>", 1).replace(
+        "</p>", "<noembed><p>No <i>plug-in</i> for this, sorry.</p></noembed></p>", 2)
+    r = extract(page, url=HOSTILE_URL, method=method)
+    assert "keepers" in r.body
+    for text in (r.body, r.body_html, r.body_markdown):
+        assert "frames" not in text and "plug-in" not in text and "&lt;" not in text and "<b>" not in text
+
+
 def test_line_methods_give_escaped_paragraphs():
     r = extract(HOSTILE, url=HOSTILE_URL, method="cetr")
     assert r.body_html == lines_html(r.body)
@@ -190,6 +263,185 @@ def test_markdown_has_headings_links_images_lists_and_tables():
     assert "| Two keepers' salaries, with housing | 64,000 |" in md
     assert "> \"It is a return" in md
     assert "javascript" not in md.lower() and "<" not in md
+
+
+# -- markdown safety ---------------------------------------------------------------------
+# The Markdown is rendered here by markdown-it-py (its default preset and "commonmark", both
+# with raw HTML on) and python-markdown, with their defaults, and the HTML they produce is
+# checked with lxml: nothing live may come out of text, and every URL is http(s)/mailto.
+
+#: Text a story may show (escaped in its HTML), each of which a renderer would turn into
+#: markup if written to Markdown as is.
+XSS_TEXTS = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "<svg onload=alert(1)>",
+    "<svg><script>alert(1)</script></svg>",
+    '<iframe srcdoc="<script>alert(1)</script>"></iframe>',
+    '<iframe src="javascript:alert(1)"></iframe>',
+    "<body onload=alert(1)>",
+    '<a href="javascript:alert(1)">click</a>',
+    '<a href="&#x6A;avascript:alert(1)">click</a>',
+    "<a href=x onmouseover=alert(1)>hover</a>",
+    "<details open ontoggle=alert(1)>",
+    "<math><mtext><img src=x onerror=alert(1)></mtext></math>",
+    '<object data="javascript:alert(1)"></object>',
+    '<embed src="data:text/html,<script>alert(1)</script>">',
+    '<form action="javascript:alert(1)"><button>go</button></form>',
+    "<input autofocus onfocus=alert(1)>",
+    "<style>@import 'http://evil.example/x.css';</style>",
+    '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
+    '<base href="javascript:alert(1)//">',
+    '<div style="background:url(javascript:alert(1))">x</div>',
+    "<x-tag onclick=alert(1)>custom</x-tag>",
+    "<div onmouseover=alert(1)>block</div>",
+    "<pre><script>alert(1)</script></pre>",
+    "<scr<script>ipt>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    "<!-- a comment --><script>alert(1)</script>",
+    "<!--<img src=x onerror=alert(1)>-->",
+    "<![CDATA[<script>alert(1)</script>]]>",
+    "<?php system('id'); ?>",
+    "[click](javascript:alert(1))",
+    "[click](JaVaScRiPt:alert(1))",
+    "[click](vbscript:msgbox(1))",
+    "[click](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "[click](jav&#x09;ascript:alert(1))",
+    "[click](javascript&#58;alert(1))",
+    "[click](&#106;avascript:alert(1))",
+    "[click](http://evil.example/)",
+    "![x](javascript:alert(1))",
+    '![x](http://evil.example/p.gif "onerror=alert(1)")',
+    "<javascript:alert(1)>",
+    "<http://evil.example/>",
+    "<mailto:a@evil.example>",
+    "[x]: javascript:alert(1)",
+    "[x][y] and [y]: http://evil.example/",
+    "`<img src=x onerror=alert(1)>`",
+    "```<script>alert(1)</script>```",
+    "&lt;script&gt;alert(1)&lt;/script&gt;",
+    "\\<script>alert(1)\\</script>",
+    "Wow![x](http://evil.example/p.gif)",
+]
+
+#: Elements a renderer may produce from our Markdown (plus the wrapper ``div``).
+_RENDERED_TAGS = {"div", "p", "a", "img", "em", "strong", "code", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "ul",
+                  "ol", "li", "blockquote", "table", "thead", "tbody", "tr", "th", "td", "br", "hr", "s", "del"}
+
+
+def _renderers():
+    mdit = pytest.importorskip("markdown_it", reason="needs markdown-it-py: pip install 'scrapy-cepr[test]'")
+    markdown = pytest.importorskip("markdown", reason="needs Markdown: pip install 'scrapy-cepr[test]'")
+    return {"markdown-it": mdit.MarkdownIt().render, "markdown-it commonmark": mdit.MarkdownIt("commonmark").render,
+            "python-markdown": markdown.markdown}
+
+
+def _rendered(md: str) -> dict:
+    """*md* rendered by each renderer, as an lxml tree under a ``div``."""
+    return {name: lxml.html.fragment_fromstring(render(md) or "<p></p>", create_parent="div")
+            for name, render in _renderers().items()}
+
+
+def _assert_inert(doc, where) -> None:
+    for el in doc.iter():
+        assert isinstance(el.tag, str), (where, "comment or processing instruction", el)
+        assert el.tag in _RENDERED_TAGS, (where, el.tag)
+        assert not any(a.lower().startswith("on") for a in el.attrib), (where, el.tag, dict(el.attrib))
+        for attr in ("href", "src"):
+            if el.get(attr) is not None:
+                assert re.match(r"(https?://|mailto:)", el.get(attr)), (where, el.tag, el.get(attr))
+
+
+def _story_with(texts: list[str]) -> str:
+    paragraphs = "".join(f"<p>Before {html_lib.escape(t)} after.</p>" for t in texts)
+    return f"<html><body><article><h1>Headline</h1>{paragraphs}</article></body></html>"
+
+
+@pytest.mark.parametrize("text", XSS_TEXTS)
+def test_markdown_of_text_renders_as_that_text(text):
+    # The text of a paragraph stays text after Markdown rendering: no element, link or
+    # image is made from it, and the rendered paragraph shows the text as written.
+    # Twice: inside a sentence, and as a whole paragraph (at the start of a line, where
+    # HTML blocks and link reference definitions begin).
+    page = Page.from_html(_story_with([text]).replace("<p>", f"<p>{html_lib.escape(text)}</p><p>", 1),
+                          url="https://news.example/a/")
+    html = body_html(page, np.ones(len(page.texts), dtype=bool))
+    md = html_to_markdown(html)
+    for name, doc in _rendered(md).items():
+        _assert_inert(doc, (name, md))
+        assert [el.tag for el in doc.iter() if el.tag not in ("div", "p", "h1")] == [], (name, md)
+        shown = [" ".join(p.text_content().split()) for p in doc.iter("p")]
+        assert shown == [" ".join(text.split()), " ".join(f"Before {text} after.".split())], (name, md)
+
+
+def test_markdown_of_the_whole_xss_page_through_extract():
+    # End to end: every vector is a paragraph of the story, the method keeps them, and
+    # the Markdown renders to the story's text only.
+    r = extract(_story_with(XSS_TEXTS), url="https://news.example/a/", method="setpr")
+    assert [" ".join(f"Before {t} after.".split()) for t in XSS_TEXTS] == r.body.split("\n")[-len(XSS_TEXTS):]
+    for name, doc in _rendered(r.body_markdown).items():
+        _assert_inert(doc, name)
+        assert doc.find(".//a") is None and doc.find(".//img") is None, name
+        assert " ".join(doc.text_content().split()) == " ".join(r.body.split()), name
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        '<p><a href="javascript:alert(1)">click</a></p>',
+        '<p><a href="vbscript:msgbox(1)">click</a> and <a href="data:text/html,x">data</a></p>',
+        '<p><a href=" jav&#x09;ascript:alert(1)">click</a></p>',
+        '<p><a href="file:///etc/passwd">file</a> <a href="relative/x.html">relative</a></p>',
+        '<p><img src="javascript:alert(1)" alt="x"></p>',
+        '<p><img src="data:image/svg+xml,&lt;svg onload=alert(1)&gt;" alt="pic"></p>',
+        '<p><img src="http://ok.example/i.png" alt="](javascript:alert(1))"></p>',
+        '<p><img src="http://ok.example/i.png" alt="x](javascript:alert(1)) ![y"></p>',
+        '<p><img src="http://ok.example/i.png" alt="&lt;img src=x onerror=alert(1)&gt;"></p>',
+        '<p><img src="http://ok.example/i.png" alt="a" title=\'" onerror="alert(1)\'></p>',
+        '<p><a href="http://ok.example/" title=\'x") [y](javascript:alert(1)\'>link</a></p>',
+        '<p><a href="http://ok.example/" title="&lt;script&gt;alert(1)&lt;/script&gt;">link</a></p>',
+        '<p><a href="http://ok.example/a b)(c)[d]&quot;<e>">odd url</a></p>',
+        '<p><a href="http://ok.example/?a=1&amp;lt=2&amp;b_c_=3*4*">query</a></p>',
+        '<p><a href="http://ok.example/">&lt;img src=x onerror=alert(1)&gt;</a></p>',
+        '<p>Wow!<a href="http://ok.example/">x</a> and <b>[y</b>](javascript:alert(1))</p>',
+        '<p><code>&lt;script&gt;alert(1)&lt;/script&gt;</code></p>',
+        '<p><code>`&lt;img src=x onerror=alert(1)&gt;</code> and <code>a\\</code> <code>``</code></p>',
+        "<pre>```\n&lt;script&gt;alert(1)&lt;/script&gt;\n\n&lt;img src=x onerror=alert(1)&gt;\n```</pre>",
+        "<pre>~~~\n&lt;script&gt;alert(1)&lt;/script&gt;\n~~~</pre>",
+        "<ul><li>item<pre>&lt;script&gt;alert(1)&lt;/script&gt;\n\n&lt;iframe src=x&gt;</pre></li></ul>",
+        "<table><tr><th>h</th></tr><tr><td><pre>&lt;script&gt;alert(1)&lt;/script&gt;</pre></td></tr></table>",
+        "<h2><pre>&lt;img src=x onerror=alert(1)&gt;</pre></h2>",
+        "<blockquote><pre>&lt;script&gt;alert(1)&lt;/script&gt;</pre></blockquote>",
+    ],
+)
+def test_markdown_of_html_is_inert_when_rendered(html):
+    # html_to_markdown on its own (it is public): bad URLs lose the link or image and keep
+    # the text; alt and title text cannot break out; code stays code.
+    md = html_to_markdown(html)
+    for name, doc in _rendered(md).items():
+        _assert_inert(doc, (name, md))
+        text = doc.text_content()
+        if "alert" in lxml.html.fragment_fromstring(html, create_parent="div").text_content():
+            assert "alert(1)" in text or any("alert(1)" in (el.get("alt") or "") + (el.get("title") or "")
+                                             for el in doc.iter()), (name, md)
+
+
+def test_markdown_links_keep_their_text_and_only_safe_targets():
+    md = html_to_markdown('<p><a href="javascript:alert(1)">Bad</a>, <a href="https://ok.example/a?x=1&amp;y=2">'
+                          'good</a>, <a href="mailto:m@ok.example">mail</a>, <a href="/rel">rel</a>.</p>'
+                          '<p><img src="file:///etc/x.png" alt="Local"> <img src="https://ok.example/i.png" alt="Fine"></p>')
+    assert md == ("Bad, [good](https://ok.example/a?x=1&y=2), [mail](mailto:m@ok.example), rel.\n\n"
+                  "Local ![Fine](https://ok.example/i.png)")
+    for name, doc in _rendered(md).items():
+        assert [a.get("href") for a in doc.iter("a")] == ["https://ok.example/a?x=1&y=2", "mailto:m@ok.example"], name
+        assert [i.get("src") for i in doc.iter("img")] == ["https://ok.example/i.png"], name
+
+
+def test_markdown_escapes_do_not_change_the_shown_text():
+    text = r"a < b > c [d] (e) `f` \g & h &amp; i &copy; *j* #k !"
+    md = html_to_markdown(f"<p>{html_lib.escape(text)}</p>")
+    for name, doc in _rendered(md).items():
+        assert doc.text_content().strip() == text, (name, md)
 
 
 # -- laziness, memory, worker ------------------------------------------------------------

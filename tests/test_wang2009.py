@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lxml import html as lxml_html
 from browser import require_browser
 
 import scrapy_cepr
@@ -130,6 +131,44 @@ def test_extract_story_page():
     assert "Most read" not in html
     assert r.to_dict()["body_styled_html"] == html
     assert 0.0 < r.body_probability <= 1.0 and 0.0 < r.title_probability <= 1.0
+
+
+LOCAL_URLS = ('<p>Sources: <a href="file:///etc/passwd">the log</a>, <a href="data:text/html,x">a note</a>, '
+              '<a href="vbscript:msgbox(1)">a macro</a>, <a href=" jav&#x09;ascript:alert(1)">a script</a> and '
+              '<a href="/news/report.html">the report</a>.'
+              '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline" width="20" height="20">'
+              '<img src="file:///var/www/map.png" alt="local map" width="20" height="20"></p>\n')
+
+
+def test_styled_html_keeps_only_the_urls_body_html_keeps():
+    # body_styled_html uses body_html's allow-list: no file:, data:, vbscript: or
+    # javascript: URL survives; http(s) ones are made absolute.
+    require_browser()
+    page = STORY.replace("<img src=\"/static/harbour.jpg\"", LOCAL_URLS + "<img src=\"/static/harbour.jpg\"")
+    r = scrapy_cepr.extract(page, url="http://example.com/news/harbour.html", method="wang2009", styled_html=True)
+    html = r.body_styled_html
+    assert "Sources:" in html and "the report" in html and "local map" not in html
+    doc = lxml_html.fragment_fromstring(html, create_parent="div")
+    urls = [v for el in doc.iter() for k, v in el.attrib.items() if k in ("href", "src")]
+    assert "http://example.com/news/report.html" in urls and "http://example.com/static/harbour.jpg" in urls
+    assert all(url.startswith("http://") for url in urls), urls
+    assert "file:" not in html and "data:" not in html and "script:" not in html
+
+
+def test_styled_html_of_a_body_without_blocks_is_not_a_nested_body():
+    # A page whose text sits straight in <body>: the body is the <body> element, and its
+    # styled copy is a <div> inside <article>, not a second <body>.
+    require_browser()
+    line = "The harbour wall at Saltby gave way on Monday morning when gale-force winds met the highest tide. " * 3
+    page = ("<html><head><title>Harbour wall collapses</title></head><body style='margin:20px'>"
+            + (line + "<br><br>") * 5 + "</body></html>")
+    r = scrapy_cepr.extract(page, url="http://example.com/a.html", method="wang2009", styled_html=True)
+    html = r.body_styled_html
+    assert "<body" not in html and "<html" not in html
+    doc = lxml_html.fragment_fromstring(html)
+    assert doc.tag == "article" and [c.tag for c in doc] == ["div"]
+    assert doc[0].get("style") and "margin" not in doc[0].get("style")
+    assert " ".join(doc.text_content().split()) == " ".join(r.body.split())
 
 
 def test_extract_with_paper_features_and_first_screen():

@@ -9,9 +9,12 @@ no such mask: :func:`lines_html` writes their body lines as escaped paragraphs.
 
 How :func:`body_html` works (an allow-list serializer on the lxml tree, our choice):
 
-1. every text node that the method did not keep is blanked in the tree;
+1. characters XML does not allow are removed (:func:`make_xml_safe`); every text node
+   that the method did not keep is blanked in the tree;
 2. elements that hold no kept text are dropped (their kept tails stay), except images
-   whose nearest block (``p``, ``figure``, ``li`` …) holds kept text, and ``<br>``;
+   whose nearest block (``p``, ``figure``, ``li`` …) holds kept text, and ``<br>``; an
+   inline element that holds a block is unwrapped (a link stays), so that no ``<p>``
+   made of loose inline content holds a block;
 3. the remaining elements are mapped to an allow-list: ``p``, ``h1``–``h6``, lists,
    ``blockquote``, ``pre``, tables, ``figure``/``figcaption``, ``a``, ``img`` and inline
    emphasis. Any other element is unwrapped (its content stays); a container that holds
@@ -19,7 +22,8 @@ How :func:`body_html` works (an allow-list serializer on the lxml tree, our choi
 4. only the attributes of :data:`ALLOWED_ATTRIBUTES` survive (no ``on*`` handler, no
    ``style``, no ``class``); ``href``/``src`` are resolved against ``<base href>`` and the
    page URL, and kept only with an ``http``, ``https`` or ``mailto`` scheme (so never
-   ``javascript:`` or ``data:``). ``script``, ``style``, ``iframe`` … are gone already
+   ``javascript:`` or ``data:``; :func:`safe_url`, which wang2009's
+   ``body_styled_html`` uses too). ``script``, ``style``, ``iframe`` … are gone already
    (:data:`~scrapy_cepr.core.page.REMOVED_TAGS`) and are not in the allow-list either.
 
 Without a page URL or ``<base>``, relative URLs cannot be made absolute and are kept
@@ -39,14 +43,19 @@ import numpy as np
 from lxml import etree
 
 from .page import BLOCK_TAGS, Page
+from .parse import _xml_safe
 
 __all__ = [
     "ALLOWED_ATTRIBUTES",
     "ALLOWED_TAGS",
     "BODY_FORMATS",
+    "base_url",
     "body_html",
     "html_to_markdown",
+    "image_url",
     "lines_html",
+    "make_xml_safe",
+    "safe_url",
     "text_slots",
 ]
 
@@ -80,6 +89,8 @@ _CONTAINERS = BLOCK_TAGS - ALLOWED_TAGS
 _TEXT_BLOCKS = frozenset(("p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "pre", "th", "td", "caption",
                           "figcaption", "blockquote"))
 _IMG_SOURCES = ("src", "data-src", "data-original", "data-lazy-src")
+# Characters lxml refuses to assign (see core.parse._xml_safe).
+_XML_UNSAFE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def text_slots(body: etree._Element) -> list[tuple[etree._Element, bool]]:
@@ -134,9 +145,11 @@ def body_html(page: Page, keep: np.ndarray | Sequence[bool]) -> str:
         logger.warning("text nodes do not map onto the tree (%d slots, %d nodes); body_html has no markup",
                        len(slots), len(page.texts))
         return lines_html(_kept_lines(page, keep))
-    base = _base_url(page.root, page.url)
+    base = base_url(page.root, page.url)
+    make_xml_safe(body)
     live = _blank_and_mark(body, slots, keep)
     _prune(body, live)
+    _unwrap_inline_around_blocks(body)
     _rewrite(body, base)
     body.tag = "div"
     body.attrib.clear()
@@ -191,25 +204,127 @@ def lines_html(lines: Sequence[str] | str) -> str:
 
 def html_to_markdown(html: str) -> str:
     """*html* (a ``body_html``) as Markdown, converted by ``markdownify`` (ATX headings,
-    ``-`` bullets, pipe tables, inline links and images). Runs of blank lines are
-    collapsed to one.
+    ``-`` bullets, pipe tables, inline links and images, indented code blocks). Runs of
+    blank lines are collapsed to one.
+
+    The Markdown is safe to render with the defaults of common renderers (CommonMark,
+    markdown-it, python-markdown), raw HTML enabled: text can make no markup. In text and
+    in image ``alt``, ``<``/``>`` become ``&lt;``/``&gt;``, an ``&`` that would start a
+    character reference becomes ``&amp;``, and ``\\``, ``[``, ``]``, backticks, ``*`` and a
+    text node's final ``!`` get a backslash; titles are written with character references.
+    A link or image keeps its target only when it is an absolute ``http``, ``https`` or
+    ``mailto`` URL (characters that could end the target are percent-encoded); otherwise
+    the link's text or the image's ``alt`` stays, as text. Preformatted text becomes an
+    indented code block at the top level (a fence could be closed by its text, and
+    python-markdown has no fences by default); inside a list, quote, heading or table
+    cell it becomes one line of escaped text.
 
     :raises ImportError: ``markdownify`` is not installed (``pip install markdownify``).
 
     >>> html_to_markdown('<h2>Title</h2>\\n<p>A <a href="http://x.example/">link</a>.</p>')
     '## Title\\n\\nA [link](http://x.example/).'
+    >>> html_to_markdown('<p>&lt;b&gt; [x](javascript:y) <a href="javascript:y">z</a></p>')
+    '&lt;b&gt; \\\\[x\\\\](javascript:y) z'
     """
     if not html:
         return ""
-    from markdownify import markdownify
-
-    text = markdownify(html, heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=True)
-    lines = [line.rstrip() for line in text.strip().split("\n")]
+    text = _markdown_converter().convert(html)
+    lines = [line.rstrip() for line in text.strip("\n").split("\n")]
     out: list[str] = []
     for line in lines:
         if line or (out and out[-1]):
             out.append(line)
     return "\n".join(out)
+
+
+# -- Markdown ----------------------------------------------------------------------------
+
+# A "&" that starts a character reference in CommonMark and python-markdown.
+_MD_ENTITY_RE = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+_MD_BACKSLASHED_RE = re.compile(r"([\\\[\]`])")
+# Characters percent-encoded in a link target: those that end or escape it (space, "<",
+# ">", "(", ")", quotes, "\", backticks, brackets) and controls.
+_MD_URL_UNSAFE_RE = re.compile(r"[\x00-\x20\x7f<>()\[\]\"'\\`]")
+# Where a ``<pre>`` can be an indented code block: at the top level (in a list, quote or
+# cell, renderers disagree on the indentation, and the text could become live markup).
+_MD_CODE_BLOCK_PARENTS = frozenset(("[document]", "div", "section", "article", "figure"))
+_MD_TITLE_REFS = {"&": "&amp;", '"': "&quot;", "'": "&#39;", "<": "&lt;", ">": "&gt;", "\\": "&#92;", "(": "&#40;",
+                  ")": "&#41;", "[": "&#91;", "]": "&#93;", "`": "&#96;", "*": "&#42;", "_": "&#95;"}
+
+
+def _md_text(text: str) -> str:
+    """*text* escaped for Markdown (see :func:`html_to_markdown`); ``*`` is left to
+    markdownify's own escape.
+
+    >>> _md_text("<img src=x> [a](b) & &amp; Wow!")
+    '&lt;img src=x&gt; \\\\[a\\\\](b) & &amp;amp; Wow\\\\!'
+    """
+    text = _MD_BACKSLASHED_RE.sub(r"\\\1", text)
+    text = _MD_ENTITY_RE.sub("&amp;", text)
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    if text.endswith("!"):  # "!" then a link would make an image
+        text = text[:-1] + "\\!"
+    return text
+
+
+def _md_url(url: str | None) -> str | None:
+    """*url* as a Markdown link target: None unless an absolute http(s)/mailto URL.
+
+    >>> _md_url("https://a.example/x y(1)?a=1&amp;b"), _md_url("javascript:alert(1)"), _md_url("/rel")
+    ('https://a.example/x%20y%281%29?a=1&amp;amp;b', None, None)
+    """
+    url = (url or "").strip()
+    scheme, sep, _ = url.partition(":")
+    if not sep or scheme.lower() not in _SAFE_SCHEMES:
+        return None
+    url = _MD_URL_UNSAFE_RE.sub(lambda m: "%{:02X}".format(ord(m.group())), url)
+    return _MD_ENTITY_RE.sub("&amp;", url)
+
+
+def _md_title(title: str | None) -> str:
+    """`` "title"`` for a link or image (character references only), or ``""``."""
+    title = " ".join((title or "").split())
+    if not title:
+        return ""
+    return ' "' + "".join(_MD_TITLE_REFS.get(c, c) for c in title) + '"'
+
+
+def _markdown_converter() -> Any:
+    """A markdownify converter that writes safe Markdown (see :func:`html_to_markdown`)."""
+    from markdownify import MarkdownConverter, chomp
+
+    class SafeMarkdownConverter(MarkdownConverter):
+        def escape(self, text: str, parent_tags: Any) -> str:
+            return super().escape(_md_text(text), parent_tags) if text else ""
+
+        def convert_a(self, el: Any, text: str, parent_tags: Any) -> str:
+            if "_noformat" in parent_tags:
+                return text
+            prefix, suffix, text = chomp(text)
+            if not text:
+                return ""
+            href = _md_url(el.get("href"))
+            if href is None:
+                return f"{prefix}{text}{suffix}"
+            return f"{prefix}[{text}]({href}{_md_title(el.get('title'))}){suffix}"
+
+        def convert_img(self, el: Any, text: str, parent_tags: Any) -> str:
+            alt = self.escape(" ".join((el.get("alt") or "").split()), parent_tags)
+            src = _md_url(el.get("src"))
+            if src is None or ("_inline" in parent_tags and el.parent.name not in self.options["keep_inline_images_in"]):
+                return alt
+            return f"![{alt}]({src}{_md_title(el.get('title'))})"
+
+        def convert_pre(self, el: Any, text: str, parent_tags: Any) -> str:
+            text = text.strip("\n")
+            if not text.strip():
+                return ""
+            if not parent_tags <= _MD_CODE_BLOCK_PARENTS:  # in a list, quote, cell …: escaped text
+                return self.escape(" ".join(text.split()), parent_tags)
+            return "\n\n" + "\n".join("    " + line for line in text.split("\n")) + "\n\n"
+
+    return SafeMarkdownConverter(heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=True,
+                                 autolinks=False, strip_document=None)
 
 
 # -- steps of body_html ----------------------------------------------------------------
@@ -221,9 +336,12 @@ def _kept_lines(page: Page, keep: np.ndarray) -> list[str]:
     return assemble_body(page.texts, page.blocks, keep).split("\n")
 
 
-def _base_url(root: etree._Element, url: str | None) -> str | None:
-    """The URL relative links resolve against: ``<base href>`` (itself resolved against
-    *url*), else *url*."""
+def base_url(root: etree._Element | None, url: str | None) -> str | None:
+    """The URL relative links of the page *root* resolve against: its ``<base href>``
+    (itself resolved against the page URL *url*) when that has a safe scheme or the
+    page's own, else *url*. Shared by ``body_html`` and wang2009's ``body_styled_html``."""
+    if root is None:
+        return url
     for base in root.iterfind("head/base"):
         href = (base.get("href") or "").strip()
         resolved = urljoin(url, href) if url and href else href
@@ -231,6 +349,22 @@ def _base_url(root: etree._Element, url: str | None) -> str | None:
         if href and urlsplit(resolved).scheme.lower() in (*_SAFE_SCHEMES, page_scheme or "http"):
             return resolved
     return url
+
+
+def make_xml_safe(body: etree._Element) -> None:
+    """Make the text and attribute values under *body* assignable, in place (libxml2
+    keeps U+0008 and other XML-incompatible characters, lxml refuses them when
+    ``body_html`` moves text): whitespace controls become a space, the others are
+    dropped. *body*'s own tail is left alone."""
+    for el in body.iter():
+        if el.text and _XML_UNSAFE_RE.search(el.text):
+            el.text = _xml_safe(el.text)
+        if el.tail and el is not body and _XML_UNSAFE_RE.search(el.tail):
+            el.tail = _xml_safe(el.tail)
+        if isinstance(el.tag, str):
+            for name, value in el.attrib.items():
+                if _XML_UNSAFE_RE.search(value):
+                    el.set(name, _xml_safe(value))
 
 
 def _blank_and_mark(body: etree._Element, slots: list, keep: np.ndarray) -> set:
@@ -284,6 +418,54 @@ def _remove_keep_tail(el: etree._Element) -> None:
     parent.remove(el)
 
 
+def _is_block(el: Any) -> bool:
+    return isinstance(el.tag, str) and (el.tag in BLOCK_TAGS or el.tag in _BLOCK_OUT)
+
+
+def _holds_block(el: Any) -> bool:
+    """*el* is a block, or a link around blocks (kept as is, as HTML allows)."""
+    return _is_block(el) or (el.tag == "a" and any(_is_block(d) for d in el.iterdescendants()))
+
+
+def _unwrap_inline_around_blocks(body: etree._Element) -> None:
+    """Unwrap inline elements (``span``, ``b`` …) that hold a block, so that no block
+    ends up inside a ``<p>`` made of its container's loose inline content; a link around
+    blocks stays (:func:`_holds_block`). One bottom-up pass."""
+    holding: set = set()
+    for el in reversed(list(body.iterdescendants())):
+        parent = el.getparent()
+        if _is_block(el):
+            holding.add(parent)
+        elif el in holding:
+            holding.add(parent)
+            if el.tag != "a" and isinstance(el.tag, str):
+                _unwrap(el)
+
+
+def _unwrap(el: etree._Element) -> None:
+    """Replace *el* by its content (text, children, tail) in its parent."""
+    parent = el.getparent()
+    index = parent.index(el)
+    prev = el.getprevious()
+    if el.text:
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.text
+        else:
+            parent.text = (parent.text or "") + el.text
+    children = list(el)
+    tail = el.tail
+    parent.remove(el)
+    for offset, child in enumerate(children):
+        parent.insert(index + offset, child)
+    if tail:
+        if children:
+            children[-1].tail = (children[-1].tail or "") + tail
+        elif prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+
+
 def _rewrite(body: etree._Element, base: str | None) -> None:
     """Apply the tag and attribute allow-lists; resolve and check URLs."""
     unwrap: list[str] = []
@@ -292,11 +474,9 @@ def _rewrite(body: etree._Element, base: str | None) -> None:
         if not isinstance(tag, str):
             continue
         if tag == "img":
-            src = next((el.get(a) for a in _IMG_SOURCES if _usable_src(el.get(a))), None)
+            url = image_url(el, base)
             attrs = {k: el.get(k) for k in ALLOWED_ATTRIBUTES["img"] if el.get(k) is not None}
-            attrs["src"] = src  # type: ignore[assignment]
             el.attrib.clear()
-            url = _safe_url(src, base)
             if url is None:
                 _remove_keep_tail(el)
                 continue
@@ -312,7 +492,7 @@ def _rewrite(body: etree._Element, base: str | None) -> None:
         el.attrib.clear()
         for k, v in kept.items():
             if k in _URL_ATTRIBUTES:
-                v = _safe_url(v, base)
+                v = safe_url(v, base)
                 if v is None:
                     continue
             el.set(k, v)
@@ -352,13 +532,23 @@ def _usable_src(value: str | None) -> bool:
     return bool(value and value.strip() and not value.strip().lower().startswith("data:"))
 
 
-def _safe_url(value: str | None, base: str | None) -> str | None:
-    """*value* resolved against *base*, or None if its scheme is not http(s)/mailto.
+def image_url(img: etree._Element, base: str | None) -> str | None:
+    """The URL an ``<img>`` shows, through :func:`safe_url`: its first ``src``,
+    ``data-src``, ``data-original`` or ``data-lazy-src`` that is not a ``data:`` URL (a
+    lazy image's placeholder); None when there is none or it is not safe."""
+    return safe_url(next((img.get(a) for a in _IMG_SOURCES if _usable_src(img.get(a))), None), base)
 
-    >>> _safe_url("/a b", "http://x.example/c/d"), _safe_url("JavaScript:alert(1)", None)
+
+def safe_url(value: str | None, base: str | None) -> str | None:
+    """*value* resolved against *base*, or None if its scheme is not http(s)/mailto
+    (the URL allow-list of ``body_html`` and of wang2009's ``body_styled_html``). A
+    relative URL of a page read from a ``file://`` URL stays a ``file://`` URL; an
+    absolute ``file:``, ``data:``, ``javascript:`` … URL is refused.
+
+    >>> safe_url("/a b", "http://x.example/c/d"), safe_url("JavaScript:alert(1)", None)
     ('http://x.example/a b', None)
-    >>> _safe_url(" java\\tscript:alert(1)", "http://x.example/")
-    >>> _safe_url("img/a.jpg", "file:///site/p.html"), _safe_url("file:///etc/passwd", "http://x.example/")
+    >>> safe_url(" java\\tscript:alert(1)", "http://x.example/")
+    >>> safe_url("img/a.jpg", "file:///site/p.html"), safe_url("file:///etc/passwd", "http://x.example/")
     ('file:///site/img/a.jpg', None)
     """
     if value is None:
@@ -387,7 +577,7 @@ def _wrap_loose_inline(el: etree._Element) -> None:
     also holds blocks (or is the fragment root) in a ``<p>``; a container without any
     block child is renamed ``<p>`` itself (when it is not inside a text block)."""
     children = list(el)
-    has_block = any(isinstance(c.tag, str) and (c.tag in BLOCK_TAGS or c.tag in _BLOCK_OUT) for c in children)
+    has_block = any(_holds_block(c) for c in children)
     if not has_block:
         if el.tag not in ("div",) and el.getparent() is None:
             return
@@ -401,7 +591,7 @@ def _wrap_loose_inline(el: etree._Element) -> None:
     current: list[Any] = [el.text] if el.text and el.text.strip() else []
     el.text = None
     for child in children:
-        if isinstance(child.tag, str) and (child.tag in BLOCK_TAGS or child.tag in _BLOCK_OUT):
+        if _holds_block(child):
             if current:
                 runs.append(current)
             current = []
@@ -417,11 +607,12 @@ def _wrap_loose_inline(el: etree._Element) -> None:
     for child in children:
         el.remove(child)
     for run in runs:
-        if len(run) == 1 and not isinstance(run[0], str) and (run[0].tag in BLOCK_TAGS or run[0].tag in _BLOCK_OUT):
+        if len(run) == 1 and not isinstance(run[0], str) and _holds_block(run[0]):
             el.append(run[0])
             continue
-        if all(isinstance(x, str) or x.tag == "br" for x in run) and not any(isinstance(x, str) and x.strip() for x in run):
-            continue
+        if all(isinstance(x, str) or x.tag == "br" for x in run) and not any(
+                (x if isinstance(x, str) else x.tail or "").strip() for x in run):
+            continue  # only line breaks and spaces (a <br>'s tail is text too)
         p = etree.SubElement(el, "p")
         for x in run:
             if isinstance(x, str):

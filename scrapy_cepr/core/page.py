@@ -6,7 +6,8 @@ It knows nothing of Scrapy.
 
 Units follow CEPR (Wu et al., CIKM 2013, Def. 1–2) and spec §1:
 
-* ``script``, ``style``, ``noscript``, ``iframe``, ``template`` and comments are removed;
+* ``script``, ``style``, ``noscript``, ``iframe``, ``template`` and comments are removed,
+  and so are ``noframes`` and ``noembed`` (not rendered by a browser, raw text to libxml2);
 * a *text node* is an element's ``.text`` or a child's ``.tail`` (the tail belongs to
   the parent element, so its tag path is the parent's);
 * text is trimmed with whitespace runs collapsed; empty text is not a node;
@@ -34,11 +35,16 @@ from .errors import NotHTMLError
 from .parse import REMOVED_TAGS, encode_source, parse_html
 from .text import CONTROL_RE, has_controls
 
-__all__ = ["BLOCK_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "sniff_not_html"]
+__all__ = ["BLOCK_TAGS", "NOT_RENDERED_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "sniff_not_html"]
 
 logger = logging.getLogger(__name__)
 
 #: Elements that start a new line of the body (block-level display).
+#: Fallback elements a browser with frames and plug-ins does not render, removed with
+#: their content like :data:`REMOVED_TAGS` (libxml2 reads their content as raw text, so
+#: their markup would otherwise be text nodes of literal tags).
+NOT_RENDERED_TAGS = ("noframes", "noembed")
+
 BLOCK_TAGS = frozenset(
     ["address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"]
 )
@@ -420,5 +426,8 @@ def _clean(text: str | None) -> str | None:
 
 def _parse(source: str) -> etree._Element | None:
     """Parse *source* into a repaired tree without :data:`REMOVED_TAGS`
-    (:mod:`.parse`); None if empty."""
-    return parse_html(encode_source(source))
+    (:mod:`.parse`) and :data:`NOT_RENDERED_TAGS`; None if empty."""
+    root = parse_html(encode_source(source))
+    if root is not None:
+        etree.strip_elements(root, *NOT_RENDERED_TAGS, with_tail=False)
+    return root

@@ -85,11 +85,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
-from urllib.parse import urljoin
 
 import numpy as np
 from lxml import html as lxml_html
 
+from ..core.formats import base_url, image_url, make_xml_safe, safe_url
 from ..core.page import Page
 from ..core.params import check_choice, check_real
 from ..core.result import Extraction, text_node_extraction
@@ -530,18 +530,18 @@ def styled_html(layout: Layout, body: int, title: int = -1) -> str:
     with the computed font family, size, weight, style, colour, text alignment and line
     height (the root gets all of them, and its rendered width as ``max-width``); an image keeps its rendered width and height (px);
     ``href``/``src`` are made absolute against the
-    page URL (and ``<base href>``), a lazy image's ``data-src`` becomes its ``src``;
-    scripts, event handlers (``on*``), ``javascript:`` URLs, classes, ids and form
-    controls are removed.
+    page URL (and ``<base href>``) and kept only when ``body_html`` would keep them
+    (:func:`~scrapy_cepr.core.formats.safe_url`: ``http``, ``https``, ``mailto``), a
+    lazy image's ``data-src`` becomes its ``src`` and an image without a safe source is
+    dropped (:func:`~scrapy_cepr.core.formats.image_url`); a ``<body>`` root becomes a
+    ``<div>``; scripts, event handlers (``on*``), classes, ids and form controls are
+    removed.
 
     :returns: a ``str`` of HTML (``""`` when *body* is -1).
     """
     if body < 0:
         return ""
-    base = layout.page.url or ""
-    base_el = layout.page.root.find("head/base") if layout.page.root is not None else None
-    if base_el is not None and base_el.get("href"):
-        base = urljoin(base, base_el.get("href"))
+    base = base_url(layout.page.root, layout.page.url)
     parts = []
     tab = layout.table
     if title >= 0 and not (body <= title < tab.end[body]):
@@ -550,13 +550,16 @@ def styled_html(layout: Layout, body: int, title: int = -1) -> str:
     return "<article>" + "".join(parts) + "</article>"
 
 
-def _styled_copy(layout: Layout, root: int, base: str) -> str:
+def _styled_copy(layout: Layout, root: int, base: str | None) -> str:
     tab = layout.table
     geo = layout.geometry
     index = {el: k for k, el in enumerate(tab.elements[root : tab.end[root]], start=root)}
     src = tab.elements[root]
     copy = deepcopy(src)
     copy.tail = None
+    if copy.tag in ("html", "body"):  # a block inside <article>, not a second document
+        copy.tag = "div"
+    make_xml_safe(copy)  # text and attributes set below must be XML compatible
     # Walk the original and the copy in parallel (a deep copy has the same structure).
     originals = list(src.iter())
     copies = list(copy.iter())
@@ -573,12 +576,22 @@ def _styled_copy(layout: Layout, root: int, base: str) -> str:
             drop.append(el)
             continue
         attrs = dict(el.attrib)
+        image = el.tag in ("img", "source")
+        img_src = image_url(el, base) if image else None
         el.attrib.clear()
-        for name, value in attrs.items():
-            if name in _KEEP_ATTRS and not value.strip().lower().startswith("javascript:"):
-                el.set(name, urljoin(base, value.strip()) if name in ("href", "src") else value)
-        if el.tag in ("img", "source") and attrs.get("data-src") and (not attrs.get("src") or attrs["src"].startswith("data:")):
-            el.set("src", urljoin(base, attrs["data-src"].strip()))
+        for name, value in attrs.items():  # URLs through body_html's allow-list
+            if name not in _KEEP_ATTRS or (name == "src" and image):
+                continue
+            if name in ("href", "src"):
+                value = safe_url(value, base)
+            if value is not None:
+                el.set(name, value)
+        if image:
+            if img_src is None and el.tag == "img":  # as in body_html: no safe source, no image
+                drop.append(el)
+                continue
+            if img_src is not None:
+                el.set("src", img_src)
         if el.tag == "img" and k >= 0 and layout.rect[k, 2] > 0:  # keep the rendered size
             el.set("width", str(int(layout.rect[k, 2])))
             el.set("height", str(int(layout.rect[k, 3])))
