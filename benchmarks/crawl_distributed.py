@@ -16,10 +16,11 @@ first), and the CPU seconds of all crawler processes (with their pool workers). 
 lost machine) once it exported ``--kill-after`` items and holds requests in flight; the others requeue its in-flight
 requests once its heartbeat (``SCHEDULER_HEARTBEAT_TIMEOUT``, 3 s here) expires.
 
-``--readme`` instead runs the README's command exactly, twice at once, with the project's
-own settings (robots.txt, politeness delays, the process executor) over the 181 pages:
-``scrapy crawl redisnewsspider -s REDIS_URL=redis://127.0.0.1:RPORT -s DEPTH_LIMIT=1 -O
-out-K.jsonl``, and checks that the two outputs together hold the 181 pages once each.
+``--readme`` instead runs the README's recipe, twice at once, with the project's own
+settings (robots.txt, politeness delays, the process executor) over the 181 pages: a
+redis-server with a password (``--requirepass``, loopback only), ``REDIS_URL`` with that
+password in the environment, and ``scrapy crawl redisnewsspider -s DEPTH_LIMIT=1 -O
+out-K.jsonl``; it checks that the two outputs together hold the 181 pages once each.
 
 Usage::
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -209,17 +211,18 @@ def readme_run(corpus: Path, workdir: Path) -> int:
     """The README's command, exactly, in two processes at once, over the 181 pages."""
     site = build_site(corpus, 1)
     pages = len(site) - 1
-    with PageServer(site) as server, RedisServer() as rs:
-        port = rs.url.rsplit(":", 1)[1]
+    with PageServer(site) as server, RedisServer(password=secrets.token_hex(24)) as rs:
         client = redis.Redis.from_url(rs.url)
         client.lpush(START_KEY, server.url + "/")
         outs = [workdir / f"out-{k}.jsonl" for k in range(2)]
-        cmds = [["scrapy", "crawl", "redisnewsspider", "-s", f"REDIS_URL=redis://127.0.0.1:{port}", "-s",
-                 "DEPTH_LIMIT=1", "-O", str(out)] for out in outs]
+        cmds = [["scrapy", "crawl", "redisnewsspider", "-s", "DEPTH_LIMIT=1", "-O", str(out)] for out in outs]
+        print(f"  $ redis-server --bind 127.0.0.1 --requirepass PASSWORD ... (port {rs.port})")
+        print(f"  $ export REDIS_URL=redis://:PASSWORD@127.0.0.1:{rs.port}")
         for cmd in cmds:
             print("  $ (cd example_project &&", " ".join(cmd[:-1]), Path(cmd[-1]).name + ")", flush=True)
         t0 = time.perf_counter()
-        procs = [subprocess.Popen(cmd, cwd=PROJECT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env = {**_env(), "REDIS_URL": rs.url}  # as the README: the password in the environment
+        procs = [subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   start_new_session=True) for cmd in cmds]
         logs = [p.communicate(timeout=900)[1].decode(errors="replace") for p in procs]
         wall = time.perf_counter() - t0

@@ -62,6 +62,36 @@ crawler does not leave while another one is still working (it may push new reque
 lies dead with in-flight requests not yet recovered (they are requeued once its heartbeat
 expires, and picked up by those still running).
 
+The queue's data format, and who can harm the crawl
+---------------------------------------------------
+scrapy-redis stores requests as pickles by default: whoever can write to the Redis server
+runs code in every crawler. Here a queue entry (in the shared queue, in-flight sets and
+``<spider>:bad_requests``) is the JSON of Scrapy's ``Request.to_dict``, ASCII-only, with
+``bytes`` (the body, header names and values) as ``{"$bytes": "<base64>"}``, tuples as
+``{"$tuple": [...]}`` and dicts with non-string or ``$``-prefixed keys as
+``{"$dict": [[key, value], ...]}`` (:func:`dumps`, :func:`loads`). Reading an entry imports
+nothing and calls nothing of the entry's choosing: a ``_class`` must name a ``Request``
+subclass whose module is already imported, and a callback or errback a public method of
+the spider.
+
+* A **meta value that is not JSON data** (an object, a set …) is left out of the stored
+  request, with one warning per meta key and the count ``cepr/distributed/meta_dropped``:
+  the request is still crawled, without that key. Other parts that are not JSON data (``cb_kwargs``, a callback that is not a
+  spider method) cannot be left out: the request is not scheduled (an error, and
+  ``cepr/distributed/unserializable``).
+* A **malformed entry** (not JSON, a pickle, not a request, a ``_class`` or callback
+  refused above) is dropped as soon as a crawler takes it: it leaves the in-flight set,
+  so it keeps no crawler from closing, and is moved to the list
+  ``<spider>:bad_requests`` (newest first, at most 1,000) for inspection. The first ten
+  per crawler are logged as errors; all are counted in ``cepr/distributed/bad_requests``.
+
+Redis is still the crawl's control channel: whoever can write to it chooses what the
+crawlers fetch (URLs, headers, meta such as ``proxy``, ``file://`` start URLs where the
+spider takes them) and can empty the queue. Give it a password (``requirepass``, or an ACL
+user), bind it to a private interface, and use TLS (``rediss://``) across networks; see
+``docs/distributed.md``. :func:`check_redis` turns a missing or wrong password into one
+clear :class:`RedisUnavailableError` (the password is never logged).
+
 Settings (besides scrapy-redis's ``REDIS_URL``, ``SCHEDULER_*`` and
 ``MAX_IDLE_TIME_BEFORE_CLOSE``):
 
@@ -80,7 +110,6 @@ Needs ``pip install 'scrapy-cepr[redis]'`` (scrapy-redis, redis) and a Redis ser
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import logging
 import math
@@ -143,28 +172,28 @@ _BYTES, _TUPLE, _DICT = "$bytes", "$tuple", "$dict"
 def _to_json(value: Any) -> Any:
     """*value* as JSON data: ``bytes`` as ``{"$bytes": base64}``, ``tuple`` as
     ``{"$tuple": [...]}``, a ``dict`` with a key that is not a ``str`` or starts with ``$``
-    as ``{"$dict": [[key, value], ...]}``. Exact types only (no subclasses).
+    as ``{"$dict": [[key, value], ...]}``. Subclasses (an ``OrderedDict``, a named tuple,
+    an ``IntEnum``) are stored as their base type.
 
     :raises TypeError: a value of another type, or a float that is not finite.
     """
-    kind = type(value)
-    if value is None or kind in (bool, int, str):
+    if value is None or isinstance(value, (bool, int, str)):
         return value
-    if kind is float:
+    if isinstance(value, float):
         if not math.isfinite(value):
             raise TypeError(f"{value!r} is not a finite number")
         return value
-    if kind is bytes:
+    if isinstance(value, bytes):
         return {_BYTES: base64.b64encode(value).decode("ascii")}
-    if kind is list:
+    if isinstance(value, list):
         return [_to_json(v) for v in value]
-    if kind is tuple:
+    if isinstance(value, tuple):
         return {_TUPLE: [_to_json(v) for v in value]}
-    if kind is dict:
-        if all(type(k) is str and not k.startswith("$") for k in value):
-            return {k: _to_json(v) for k, v in value.items()}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) and not k.startswith("$") for k in value):
+            return {str(k): _to_json(v) for k, v in value.items()}
         return {_DICT: [[_to_json(k), _to_json(v)] for k, v in value.items()]}
-    raise TypeError(f"{kind.__name__} is not JSON data")
+    raise TypeError(f"{type(value).__name__} is not JSON data")
 
 
 def _from_json_object(obj: dict[str, Any]) -> Any:
@@ -336,14 +365,24 @@ class RecoveringScheduler(Scheduler):
     shared queue of the others) and :class:`InFlightSpiderMiddleware` in
     ``SPIDER_MIDDLEWARES``.
 
+    Requests are stored as JSON (:func:`dumps`, :func:`loads`; see "The queue's data
+    format" in the module docstring), whatever scrapy-redis's ``SCHEDULER_SERIALIZER``
+    default (pickle) would be.
+
     Stats: ``cepr/distributed/inflight_done`` (requests finished and removed from the
     in-flight set), ``cepr/distributed/requeued`` (requests put back from dead crawlers),
     ``cepr/distributed/heartbeat_lost`` (this crawler was taken for dead while alive:
-    raise ``SCHEDULER_HEARTBEAT_TIMEOUT``).
+    raise ``SCHEDULER_HEARTBEAT_TIMEOUT``), ``cepr/distributed/bad_requests`` (malformed
+    queue entries dropped), ``cepr/distributed/meta_dropped`` (meta values that are not
+    JSON data, left out of stored requests), ``cepr/distributed/unserializable``
+    (requests not scheduled: a callback that is not a spider method, ``cb_kwargs`` that
+    are not JSON data).
 
     :raises ValueError: a bad ``SCHEDULER_HEARTBEAT_TIMEOUT`` or ``SCHEDULER_CRAWLER_ID``,
-        a ``SCHEDULER_QUEUE_CLASS`` other than scrapy-redis's ``PriorityQueue``, or a
-        ``DUPEFILTER_CLASS`` other than its ``RFPDupeFilter`` (or a subclass).
+        a ``SCHEDULER_SERIALIZER`` other than this module, a ``SCHEDULER_QUEUE_CLASS``
+        other than scrapy-redis's ``PriorityQueue``, or a ``DUPEFILTER_CLASS`` other than
+        its ``RFPDupeFilter`` (or a subclass).
+    :raises RedisUnavailableError: Redis cannot be reached or refused the login.
     """
 
     @classmethod

@@ -39,7 +39,7 @@ from scrapy.utils.test import get_crawler
 
 from httpserver import PageServer, ServedPage, parse_stats_dump
 from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary
-from scrapy_cepr.distributed import RecoveringScheduler, read_jsonl
+from scrapy_cepr.distributed import RecoveringScheduler, loads, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "example_project"
@@ -206,6 +206,16 @@ def test_pickle_and_garbage_in_the_queue_are_dropped_and_counted_never_run(redis
     assert client.zrange("dist:inflight:a", 0, -1) == [a._inflight[got]]  # only the good one in flight
     assert client.llen("dist:bad_requests") == 5  # kept aside for inspection, not in any queue
     assert a.next_request() is None
+
+
+@pytest.mark.parametrize("entry", [
+    b"", b"[]", b'"url"', b"\xff\xfe", b'{"a": {"$bytes": 5}}', b'{"a": {"$bytes": "!!"}}',
+    b'{"a": {"$bytes": "eg==", "b": 1}}', b'{"a": {"$eval": "x"}}', b'{"a": {"$dict": [[[1], 2]]}}',
+    b"[" * 100000,
+])
+def test_loads_refuses_what_dumps_cannot_write(entry):
+    with pytest.raises((ValueError, TypeError, RecursionError)):
+        loads(entry)
 
 
 def test_pickle_serializer_is_refused(redis_url, client):
@@ -413,6 +423,20 @@ def test_crawl_with_a_password_and_a_clear_error_without_it(password_redis, tmp_
         served = {server.url + f"/a/{n}.html" for n in range(3)}
     assert code == 0, log[-3000:]
     assert set(read_jsonl([tmp_path / "ok.jsonl"]).items) == served
+    # The ACL user of docs/distributed.md: its own password, the spider's keys only, no
+    # dangerous commands (FLUSHALL, KEYS, CONFIG, DEBUG …).
+    client.flushall()
+    client.execute_command("ACL", "SETUSER", "crawler", "on", ">crawler-Pw", "~redisnewsspider:*",
+                           "resetchannels", "+@all", "-@dangerous")
+    acl_url = password_redis.url.replace(":s3cret-Pw@", "crawler:crawler-Pw@")
+    with PageServer(_site(3)) as server:
+        client.lpush("redisnewsspider:start_urls", server.url + "/")
+        code, log = _crawl(acl_url, tmp_path / "acl.jsonl", timeout=90)
+        served = {server.url + f"/a/{n}.html" for n in range(3)}
+    assert code == 0, log[-3000:]
+    assert set(read_jsonl([tmp_path / "acl.jsonl"]).items) == served
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        redis.Redis.from_url(acl_url).flushall()
     wrong = password_redis.url.replace("s3cret-Pw", "wrong-Pw")
     for name, url in (("none", password_redis.url_without_password), ("wrong", wrong)):
         code, log = _crawl(url, tmp_path / f"{name}.jsonl", timeout=60)
