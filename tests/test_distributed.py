@@ -399,6 +399,10 @@ def test_distributed_spider_does_not_export_its_start_page(redis_url, client, tm
     # newsspider's rule: every page reached from a start URL, not the start URL itself
     # (the articles' "Home" links lead back to it at depth 2).
     assert set(read_jsonl([tmp_path / "out.jsonl"]).items) == served
+    stats = parse_stats_dump(log)
+    # Scrapy's and scrapy-cepr's own meta is JSON data: nothing dropped, nothing refused.
+    assert not any(k in stats for k in ("cepr/distributed/meta_dropped", "cepr/distributed/unserializable",
+                                        "cepr/distributed/bad_requests"))
 
 
 @pytest.fixture(scope="module")
