@@ -231,13 +231,13 @@ def loads(data: bytes | str) -> dict[str, Any]:
     """The dict :func:`dumps` wrote. Plain JSON: nothing is imported, called or
     unpickled.
 
-    :raises ValueError: *data* is not JSON (or not UTF-8), not a JSON object, or holds a
-        malformed marker object (``{"$bytes": ...}`` and the like).
-    :raises TypeError: a ``$dict`` key that cannot be a dict key.
+    :raises ValueError: *data* is not JSON (or not UTF-8), or holds a malformed marker
+        object (``{"$bytes": ...}`` and the like).
+    :raises TypeError: not a JSON object, or a ``$dict`` key that cannot be a dict key.
     """
     obj = json.loads(data, object_hook=_from_json_object)
     if not isinstance(obj, dict):
-        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+        raise TypeError(f"expected a JSON object, got {type(obj).__name__}")
     return obj
 
 
@@ -245,17 +245,17 @@ def _request_class(path: Any) -> type[Request]:
     """The ``Request`` subclass named *path* (``"module.Class"``), only if its module is
     already imported: importing a module named in Redis would run its code."""
     if not isinstance(path, str):
-        raise ValueError(f"_class: expected a class path, got {type(path).__name__}")
+        raise TypeError(f"_class: expected a class path, got {type(path).__name__}")
     module, _, name = path.rpartition(".")
     cls = getattr(sys.modules.get(module), name, None) if module else None
     if not (isinstance(cls, type) and issubclass(cls, Request)):
-        raise ValueError(f"_class {path!r} is not an imported scrapy.Request subclass")
+        raise TypeError(f"_class {path!r} is not an imported scrapy.Request subclass")
     return cls
 
 
 def _check_request_dict(d: dict[str, Any]) -> None:
     if not isinstance(d.get("url"), str):
-        raise ValueError("no 'url' string")
+        raise TypeError("no 'url' string")
     if "_class" in d:
         _request_class(d["_class"])
     for name in ("callback", "errback"):
@@ -580,7 +580,7 @@ class RecoveringScheduler(Scheduler):
                 return None
             try:
                 request = self._decode(data)
-            except Exception as exc:  # whatever is in Redis: nothing in it may stop the crawl
+            except Exception as exc:  # noqa: BLE001 - whatever is in Redis, nothing in it may stop the crawl
                 self._drop_bad(data, exc)
                 continue
             break
