@@ -16,10 +16,11 @@ first), and the CPU seconds of all crawler processes (with their pool workers). 
 lost machine) once it exported ``--kill-after`` items and holds requests in flight; the others requeue its in-flight
 requests once its heartbeat (``SCHEDULER_HEARTBEAT_TIMEOUT``, 3 s here) expires.
 
-``--readme`` instead runs the README's command exactly, twice at once, with the project's
-own settings (robots.txt, politeness delays, the process executor) over the 181 pages:
-``scrapy crawl redisnewsspider -s REDIS_URL=redis://127.0.0.1:RPORT -s DEPTH_LIMIT=1 -O
-out-K.jsonl``, and checks that the two outputs together hold the 181 pages once each.
+``--readme`` instead runs the README's recipe, twice at once, with the project's own
+settings (robots.txt, politeness delays, the process executor) over the 181 pages: a
+redis-server with a password (``--requirepass``, loopback only), ``REDIS_URL`` with that
+password in the environment, and ``scrapy crawl redisnewsspider -s DEPTH_LIMIT=1 -O
+out-K.jsonl``; it checks that the two outputs together hold the 181 pages once each.
 
 Usage::
 
@@ -27,6 +28,7 @@ Usage::
         python benchmarks/crawl_distributed.py [--copies 12] [--crawlers 1,2,3] [--kill 2,3] \\
         [-s CEPR_EXECUTOR=process ...] [--json out.json]
     python benchmarks/crawl_distributed.py --readme
+    python benchmarks/crawl_distributed.py --serializer-cost
 
 Needs redis-server (``apt-get install redis-server``), ``pip install -e '.[redis,bench]'``.
 """
@@ -36,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -209,17 +212,18 @@ def readme_run(corpus: Path, workdir: Path) -> int:
     """The README's command, exactly, in two processes at once, over the 181 pages."""
     site = build_site(corpus, 1)
     pages = len(site) - 1
-    with PageServer(site) as server, RedisServer() as rs:
-        port = rs.url.rsplit(":", 1)[1]
+    with PageServer(site) as server, RedisServer(password=secrets.token_hex(24)) as rs:
         client = redis.Redis.from_url(rs.url)
         client.lpush(START_KEY, server.url + "/")
         outs = [workdir / f"out-{k}.jsonl" for k in range(2)]
-        cmds = [["scrapy", "crawl", "redisnewsspider", "-s", f"REDIS_URL=redis://127.0.0.1:{port}", "-s",
-                 "DEPTH_LIMIT=1", "-O", str(out)] for out in outs]
+        cmds = [["scrapy", "crawl", "redisnewsspider", "-s", "DEPTH_LIMIT=1", "-O", str(out)] for out in outs]
+        print(f"  $ redis-server --bind 127.0.0.1 --requirepass PASSWORD ... (port {rs.port})")
+        print(f"  $ export REDIS_URL=redis://:PASSWORD@127.0.0.1:{rs.port}")
         for cmd in cmds:
             print("  $ (cd example_project &&", " ".join(cmd[:-1]), Path(cmd[-1]).name + ")", flush=True)
         t0 = time.perf_counter()
-        procs = [subprocess.Popen(cmd, cwd=PROJECT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env = {**_env(), "REDIS_URL": rs.url}  # as the README: the password in the environment
+        procs = [subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   start_new_session=True) for cmd in cmds]
         logs = [p.communicate(timeout=900)[1].decode(errors="replace") for p in procs]
         wall = time.perf_counter() - t0
@@ -236,6 +240,27 @@ def readme_run(corpus: Path, workdir: Path) -> int:
     return 0 if ok else 1
 
 
+def serializer_cost(number: int = 20000, repeat: int = 5) -> None:
+    """Microseconds to store one request of redisnewsspider's kind as a queue entry and read
+    it back: the JSON format of ``scrapy_cepr.distributed`` against scrapy-redis's pickle
+    (best of *repeat* runs of *number*)."""
+    import pickle
+    import timeit
+
+    from scrapy import Request
+
+    from scrapy_cepr.distributed import dumps, loads
+
+    request = Request("https://news.example/articles/some-long-path.html?x=1",
+                      headers={"Referer": "https://news.example/", "Accept": "text/html"},
+                      meta={"depth": 1, "newsspider_site": (("news.example",), ()), "download_latency": 0.12})
+    d = request.to_dict()
+    per = {name: min(timeit.repeat(f, number=number, repeat=repeat)) / number * 1e6 for name, f in (
+        ("JSON", lambda: loads(dumps(d))), ("pickle", lambda: pickle.loads(pickle.dumps(d, protocol=-1))))}
+    print(f"store + read one request: JSON {per['JSON']:.1f} us ({len(dumps(d))} bytes), "
+          f"pickle {per['pickle']:.1f} us ({len(pickle.dumps(d, protocol=-1))} bytes)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=os.environ.get(CORPUS_ENV), help=f"corpus directory (default ${CORPUS_ENV})")
@@ -246,11 +271,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="items the killed crawler exports first (default: a quarter of its share)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--readme", action="store_true", help="run the README's command twice at once, 181 pages")
+    parser.add_argument("--serializer-cost", action="store_true",
+                        help="only time storing and reading one request, JSON against pickle")
     parser.add_argument("--json", type=Path, help="write the measurements to this JSON file")
     parser.add_argument("--workdir", type=Path, help="keep the outputs and logs here (default: a temporary directory)")
     parser.add_argument("-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for every crawler (repeatable)")
     args = parser.parse_args(argv)
+    if args.serializer_cost:
+        serializer_cost()
+        return 0
     if not args.corpus:
         parser.error(f"give --corpus or set {CORPUS_ENV}")
     with tempfile.TemporaryDirectory() as tmp:

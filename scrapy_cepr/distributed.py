@@ -62,6 +62,36 @@ crawler does not leave while another one is still working (it may push new reque
 lies dead with in-flight requests not yet recovered (they are requeued once its heartbeat
 expires, and picked up by those still running).
 
+The queue's data format, and who can harm the crawl
+---------------------------------------------------
+scrapy-redis stores requests as pickles by default: whoever can write to the Redis server
+runs code in every crawler. Here a queue entry (in the shared queue, in-flight sets and
+``<spider>:bad_requests``) is the JSON of Scrapy's ``Request.to_dict``, ASCII-only, with
+``bytes`` (the body, header names and values) as ``{"$bytes": "<base64>"}``, tuples as
+``{"$tuple": [...]}`` and dicts with non-string or ``$``-prefixed keys as
+``{"$dict": [[key, value], ...]}`` (:func:`dumps`, :func:`loads`). Reading an entry imports
+nothing and calls nothing of the entry's choosing: a ``_class`` must name a ``Request``
+subclass whose module is already imported, and a callback or errback a public method of
+the spider.
+
+* A **meta value that is not JSON data** (an object, a set …) is left out of the stored
+  request, with one warning per meta key and the count ``cepr/distributed/meta_dropped``:
+  the request is still crawled, without that key. Other parts that are not JSON data (``cb_kwargs``, a callback that is not a
+  spider method) cannot be left out: the request is not scheduled (an error, and
+  ``cepr/distributed/unserializable``).
+* A **malformed entry** (not JSON, a pickle, not a request, a ``_class`` or callback
+  refused above) is dropped as soon as a crawler takes it: it leaves the in-flight set,
+  so it keeps no crawler from closing, and is moved to the list
+  ``<spider>:bad_requests`` (newest first, at most 1,000) for inspection. The first ten
+  per crawler are logged as errors; all are counted in ``cepr/distributed/bad_requests``.
+
+Redis is still the crawl's control channel: whoever can write to it chooses what the
+crawlers fetch (URLs, headers, meta such as ``proxy``, ``file://`` start URLs where the
+spider takes them) and can empty the queue. Give it a password (``requirepass``, or an ACL
+user), bind it to a private interface, and use TLS (``rediss://``) across networks; see
+``docs/distributed.md``. :func:`check_redis` turns a missing or wrong password into one
+clear :class:`RedisUnavailableError` (the password is never logged).
+
 Settings (besides scrapy-redis's ``REDIS_URL``, ``SCHEDULER_*`` and
 ``MAX_IDLE_TIME_BEFORE_CLOSE``):
 
@@ -79,22 +109,29 @@ Needs ``pip install 'scrapy-cepr[redis]'`` (scrapy-redis, redis) and a Redis ser
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
+import math
 import os
 import secrets
 import socket
+import sys
 import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import redis
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.http import Response
+from scrapy.utils.request import request_from_dict
+
 try:
+    from scrapy_redis.connection import get_redis_from_settings
     from scrapy_redis.dupefilter import RFPDupeFilter
     from scrapy_redis.queue import PriorityQueue
     from scrapy_redis.scheduler import Scheduler
@@ -109,6 +146,10 @@ __all__ = [
     "LineFlushedFileFeedStorage",
     "OutputReport",
     "RecoveringScheduler",
+    "RedisUnavailableError",
+    "check_redis",
+    "dumps",
+    "loads",
     "read_jsonl",
 ]
 
@@ -116,8 +157,151 @@ __all__ = [
 INFLIGHT_KEY = "%(spider)s:inflight:%(crawler)s"
 HEARTBEAT_KEY = "%(spider)s:heartbeat:%(crawler)s"
 CRAWLERS_KEY = "%(spider)s:crawlers"
+#: Malformed queue entries, newest first, kept for inspection (at most BAD_REQUESTS_KEPT).
+BAD_REQUESTS_KEY = "%(spider)s:bad_requests"
+BAD_REQUESTS_KEPT = 1000
+#: Malformed entries logged one by one per crawler; the rest are only counted.
+BAD_REQUESTS_LOGGED = 10
+#: Malformed entries skipped in one ``next_request`` call before it gives the reactor back.
+BAD_REQUESTS_PER_CALL = 100
 
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
+
+
+# -- the queue's data format: JSON, never pickle ------------------------------------------
+
+_BYTES, _TUPLE, _DICT = "$bytes", "$tuple", "$dict"
+
+
+def _to_json(value: Any) -> Any:
+    """*value* as JSON data: ``bytes`` as ``{"$bytes": base64}``, ``tuple`` as
+    ``{"$tuple": [...]}``, a ``dict`` with a key that is not a ``str`` or starts with ``$``
+    as ``{"$dict": [[key, value], ...]}``. Subclasses (an ``OrderedDict``, a named tuple,
+    an ``IntEnum``) are stored as their base type.
+
+    :raises TypeError: a value of another type, or a float that is not finite.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise TypeError(f"{value!r} is not a finite number")
+        return value
+    if isinstance(value, bytes):
+        return {_BYTES: base64.b64encode(value).decode("ascii")}
+    if isinstance(value, list):
+        return [_to_json(v) for v in value]
+    if isinstance(value, tuple):
+        return {_TUPLE: [_to_json(v) for v in value]}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) and not k.startswith("$") for k in value):
+            return {str(k): _to_json(v) for k, v in value.items()}
+        return {_DICT: [[_to_json(k), _to_json(v)] for k, v in value.items()]}
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+def _from_json_object(obj: dict[str, Any]) -> Any:
+    # json's object_hook, innermost objects first: undo _to_json's markers.
+    if not any(k.startswith("$") for k in obj):
+        return obj
+    if len(obj) != 1:
+        raise ValueError(f"a marker object has other keys: {sorted(obj)[:5]}")
+    ((marker, value),) = obj.items()
+    if marker == _BYTES and isinstance(value, str):
+        return base64.b64decode(value, validate=True)
+    if marker == _TUPLE and isinstance(value, list):
+        return tuple(value)
+    if marker == _DICT and isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
+        return {k: v for k, v in value}  # TypeError for an unhashable key
+    raise ValueError(f"bad marker object {marker!r}")
+
+
+def dumps(obj: dict[str, Any]) -> bytes:
+    """A request dict (Scrapy's ``Request.to_dict``) as ASCII JSON bytes, the entries of
+    the shared queue. ``bytes``, tuples and dicts with non-``str`` keys are kept through
+    the markers of ``_to_json``, so :func:`loads` returns an equal dict.
+
+    With :func:`loads`, this module is a scrapy-redis ``SCHEDULER_SERIALIZER``
+    (``"scrapy_cepr.distributed"``); :class:`RecoveringScheduler` always uses it.
+
+    :raises TypeError: a value other than None, bool, int, finite float, str, bytes, list,
+        tuple or dict.
+    :raises RecursionError: nested deeper than the interpreter's recursion limit.
+    """
+    return json.dumps(_to_json(obj), ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def loads(data: bytes | str) -> dict[str, Any]:
+    """The dict :func:`dumps` wrote. Plain JSON: nothing is imported, called or
+    unpickled.
+
+    :raises ValueError: *data* is not JSON (or not UTF-8), or holds a malformed marker
+        object (``{"$bytes": ...}`` and the like).
+    :raises TypeError: not a JSON object, or a ``$dict`` key that cannot be a dict key.
+    """
+    obj = json.loads(data, object_hook=_from_json_object)
+    if not isinstance(obj, dict):
+        raise TypeError(f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _request_class(path: Any) -> type[Request]:
+    """The ``Request`` subclass named *path* (``"module.Class"``), only if its module is
+    already imported: importing a module named in Redis would run its code."""
+    if not isinstance(path, str):
+        raise TypeError(f"_class: expected a class path, got {type(path).__name__}")
+    module, _, name = path.rpartition(".")
+    cls = getattr(sys.modules.get(module), name, None) if module else None
+    if not (isinstance(cls, type) and issubclass(cls, Request)):
+        raise TypeError(f"_class {path!r} is not an imported scrapy.Request subclass")
+    return cls
+
+
+def _check_request_dict(d: dict[str, Any]) -> None:
+    if not isinstance(d.get("url"), str):
+        raise TypeError("no 'url' string")
+    if "_class" in d:
+        _request_class(d["_class"])
+    for name in ("callback", "errback"):
+        method = d.get(name)
+        if method is not None and not (isinstance(method, str) and method.isidentifier() and not method.startswith("_")):
+            raise ValueError(f"{name} {method!r} is not the name of a public spider method")
+
+
+class RedisUnavailableError(ConnectionError):
+    """The Redis server of ``REDIS_URL`` cannot be reached or refused the login. The
+    message names the host and port, never the password."""
+
+
+def _where(server: Any) -> str:
+    kwargs = server.connection_pool.connection_kwargs
+    if kwargs.get("path"):
+        return str(kwargs["path"])
+    return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+
+
+def check_redis(server: Any) -> None:
+    """``PING`` *server* (a redis-py client).
+
+    :raises RedisUnavailableError: it cannot be reached, or asks for a password that
+        ``REDIS_URL`` lacks or gets wrong (``redis://:PASSWORD@HOST:PORT``, or
+        ``redis://USER:PASSWORD@…`` for an ACL user; ``rediss://`` for TLS).
+    """
+    where = _where(server)
+    how = ("give it in REDIS_URL as redis://:PASSWORD@HOST:PORT (redis://USER:PASSWORD@... for an ACL user, "
+           "rediss://... for TLS); see docs/distributed.md")
+    try:
+        server.ping()
+    except (redis.exceptions.AuthenticationError, redis.exceptions.AuthorizationError,
+            redis.exceptions.ResponseError) as exc:
+        if isinstance(exc, redis.exceptions.ResponseError) and "auth" not in str(exc).lower():
+            raise
+        if not server.connection_pool.connection_kwargs.get("password"):
+            raise RedisUnavailableError(f"Redis at {where} asks for a password and REDIS_URL gives none: {how}") from None
+        raise RedisUnavailableError(f"Redis at {where} refused the password of REDIS_URL ({exc}): {how}") from None
+    except redis.exceptions.ConnectionError as exc:
+        raise RedisUnavailableError(f"cannot reach Redis at {where} ({exc}): check REDIS_URL") from None
+
 
 # Pop the best request (lowest score) from the shared queue into the in-flight set, in one
 # step: a crawler killed at any point leaves the request in exactly one of the two.
@@ -151,6 +335,15 @@ return #items / 2
 """
 
 
+# Move a malformed entry from the in-flight set to the (capped) list of bad entries.
+_DROP = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('LPUSH', KEYS[2], ARGV[1])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+return 1
+"""
+
+
 def _positive_float(settings: Any, name: str, default: float) -> float:
     value = settings.get(name, default)
     try:
@@ -176,25 +369,48 @@ class RecoveringScheduler(Scheduler):
     shared queue of the others) and :class:`InFlightSpiderMiddleware` in
     ``SPIDER_MIDDLEWARES``.
 
+    Requests are stored as JSON (:func:`dumps`, :func:`loads`; see "The queue's data
+    format" in the module docstring), whatever scrapy-redis's ``SCHEDULER_SERIALIZER``
+    default (pickle) would be.
+
     Stats: ``cepr/distributed/inflight_done`` (requests finished and removed from the
     in-flight set), ``cepr/distributed/requeued`` (requests put back from dead crawlers),
     ``cepr/distributed/heartbeat_lost`` (this crawler was taken for dead while alive:
-    raise ``SCHEDULER_HEARTBEAT_TIMEOUT``).
+    raise ``SCHEDULER_HEARTBEAT_TIMEOUT``), ``cepr/distributed/bad_requests`` (malformed
+    queue entries dropped), ``cepr/distributed/meta_dropped`` (meta values that are not
+    JSON data, left out of stored requests), ``cepr/distributed/unserializable``
+    (requests not scheduled: a callback that is not a spider method, ``cb_kwargs`` that
+    are not JSON data).
 
     :raises ValueError: a bad ``SCHEDULER_HEARTBEAT_TIMEOUT`` or ``SCHEDULER_CRAWLER_ID``,
-        a ``SCHEDULER_QUEUE_CLASS`` other than scrapy-redis's ``PriorityQueue``, or a
-        ``DUPEFILTER_CLASS`` other than its ``RFPDupeFilter`` (or a subclass).
+        a ``SCHEDULER_SERIALIZER`` other than this module, a ``SCHEDULER_QUEUE_CLASS``
+        other than scrapy-redis's ``PriorityQueue``, or a ``DUPEFILTER_CLASS`` other than
+        its ``RFPDupeFilter`` (or a subclass).
+    :raises RedisUnavailableError: Redis cannot be reached or refused the login.
     """
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> RecoveringScheduler:
-        instance = super().from_crawler(crawler)
+        configured = crawler.settings.get("SCHEDULER_SERIALIZER")
+        if configured not in (None, "", __name__) and configured is not sys.modules[__name__]:
+            raise ValueError(
+                f"SCHEDULER_SERIALIZER: RecoveringScheduler stores requests as JSON ({__name__}); "
+                f"got {configured!r} (a pickle would run the code of anyone who can write to Redis)"
+            )
+        try:
+            instance = super().from_crawler(crawler)  # PINGs the server
+        except redis.exceptions.RedisError:
+            check_redis(get_redis_from_settings(crawler.settings))  # the same error, clearly
+            raise
         instance._setup(crawler)
         return instance
 
     def _setup(self, crawler: Any) -> None:
         settings = crawler.settings
         self.crawler = crawler
+        self.serializer = sys.modules[__name__]  # the queue's data format: JSON, never pickle
+        self._meta_warned: set[str] = set()
+        self._bad_logged = 0
         self.heartbeat_timeout = _positive_float(settings, "SCHEDULER_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT)
         crawler_id = settings.get("SCHEDULER_CRAWLER_ID") or (
             f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
@@ -208,6 +424,7 @@ class RecoveringScheduler(Scheduler):
         self._pop = self.server.register_script(_POP)
         self._enqueue = self.server.register_script(_ENQUEUE)
         self._requeue = self.server.register_script(_REQUEUE)
+        self._drop = self.server.register_script(_DROP)
         # request -> its member in the in-flight set (the serialized request)
         self._inflight: dict[Request, bytes] = {}
         # request -> outputs (items, requests) of its response not yet settled
@@ -284,11 +501,15 @@ class RecoveringScheduler(Scheduler):
         """Push *request* unless the shared duplicate filter has seen it (one atomic
         script: see ``_ENQUEUE``); returns whether it was pushed."""
         try:
+            try:
+                data = self._encode(request)
+            except (TypeError, ValueError, RecursionError) as exc:
+                logger.error("request %s cannot be stored in Redis as JSON (%s): not scheduled", request.url, exc)
+                if self.stats:
+                    self.stats.inc_value("cepr/distributed/unserializable")
+                return False
             fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
-            added = self._enqueue(
-                keys=[self.df.key, self.queue.key],
-                args=[fingerprint, -request.priority, self.queue._encode_request(request)],
-            )
+            added = self._enqueue(keys=[self.df.key, self.queue.key], args=[fingerprint, -request.priority, data])
             if not added:
                 self.df.log(request, self.spider)
                 return False
@@ -300,11 +521,75 @@ class RecoveringScheduler(Scheduler):
             if parent is not None:
                 self._settle(parent)
 
+    def _encode(self, request: Request) -> bytes:
+        """*request* as a queue entry (:func:`dumps` of ``Request.to_dict``), without the
+        meta values that are not JSON data (each key warned about once, every drop counted).
+
+        :raises ValueError: the callback or errback is not a method of the spider.
+        :raises TypeError: another attribute (``cb_kwargs``, ``cookies``) is not JSON data.
+        """
+        d = request.to_dict(spider=self.spider)
+        meta = d.get("meta") or {}
+        kept = {}
+        for key, value in meta.items():
+            try:
+                _to_json(key)
+                _to_json(value)
+            except (TypeError, RecursionError) as exc:
+                if self.stats:
+                    self.stats.inc_value("cepr/distributed/meta_dropped")
+                if repr(key) not in self._meta_warned:
+                    self._meta_warned.add(repr(key))
+                    logger.warning(
+                        "request meta[%r] is not JSON data (%s): dropped from the requests stored in Redis "
+                        "(%s; warned once per key, counted in cepr/distributed/meta_dropped)",
+                        key, type(value).__name__, exc,
+                    )
+                continue
+            kept[key] = value
+        d["meta"] = kept
+        return dumps(d)
+
+    def _decode(self, data: bytes) -> Request:
+        """The request of a queue entry.
+
+        :raises Exception: any error means a malformed entry (not JSON, not a request dict,
+            a ``_class`` that is not an imported ``Request`` subclass, a callback that is
+            not a public method of the spider, a bad attribute value).
+        """
+        d = loads(data)
+        _check_request_dict(d)
+        return request_from_dict(d, spider=self.spider)
+
+    def _drop_bad(self, data: bytes, error: BaseException) -> None:
+        self._drop(keys=[self.inflight_key, self._key(BAD_REQUESTS_KEY)], args=[data, BAD_REQUESTS_KEPT])
+        if self.stats:
+            self.stats.inc_value("cepr/distributed/bad_requests")
+        self._bad_logged += 1
+        if self._bad_logged <= BAD_REQUESTS_LOGGED:
+            logger.error(
+                "malformed request in %s dropped (%s: %s), kept in %s for inspection: %r%s",
+                self.queue.key, type(error).__name__, str(error)[:200], self._key(BAD_REQUESTS_KEY),
+                data[:200], "" if self._bad_logged < BAD_REQUESTS_LOGGED else
+                " (further ones are only counted: cepr/distributed/bad_requests)",
+            )
+
     def next_request(self) -> Request | None:
-        data = self._pop(keys=[self.queue.key, self.inflight_key])
-        if data is None:
-            return None
-        request = self.queue._decode_request(data)
+        """The best request of the shared queue, moved into this crawler's in-flight set;
+        None when the queue is empty. Malformed entries met on the way are dropped (moved
+        to ``<spider>:bad_requests``), logged and counted (``cepr/distributed/bad_requests``)."""
+        for _ in range(BAD_REQUESTS_PER_CALL):
+            data = self._pop(keys=[self.queue.key, self.inflight_key])
+            if data is None:
+                return None
+            try:
+                request = self._decode(data)
+            except Exception as exc:  # noqa: BLE001 - whatever is in Redis, nothing in it may stop the crawl
+                self._drop_bad(data, exc)
+                continue
+            break
+        else:
+            return None  # only malformed entries so far: give the reactor back, go on next call
         self._inflight[request] = data
         self._quiet_since = None
         if self.stats:

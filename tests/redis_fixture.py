@@ -1,7 +1,8 @@
 """A throw-away ``redis-server`` for tests and benchmarks: :class:`RedisServer`.
 
 Starts the real server binary on a free loopback port, in a temporary directory, with no
-persistence (no RDB snapshot, no AOF), and stops it on exit. Used by
+persistence (no RDB snapshot, no AOF), optionally with a password (``requirepass``), and
+stops it on exit. Used by
 ``tests/test_distributed.py`` and ``benchmarks/crawl_distributed.py``.
 """
 
@@ -35,21 +36,30 @@ def _free_port() -> int:
 
 
 class RedisServer:
-    """``with RedisServer() as server: server.url`` is ``redis://127.0.0.1:PORT``.
+    """``with RedisServer() as server: server.url`` is ``redis://127.0.0.1:PORT``; with
+    *password*, the server requires it (``--requirepass``) and :attr:`url` is
+    ``redis://:PASSWORD@127.0.0.1:PORT`` (:attr:`url_without_password` has none).
 
     :raises FileNotFoundError: ``redis-server`` is not installed (message: :data:`INSTALL_HINT`).
     :raises RuntimeError: the server did not answer ``PING`` within *startup_timeout* seconds.
     """
 
-    def __init__(self, startup_timeout: float = 10.0) -> None:
+    def __init__(self, startup_timeout: float = 10.0, password: str | None = None) -> None:
         self.startup_timeout = startup_timeout
+        self.password = password
         self.port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
 
     @property
-    def url(self) -> str:
+    def url_without_password(self) -> str:
         return f"redis://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        if self.password is None:
+            return self.url_without_password
+        return f"redis://:{self.password}@127.0.0.1:{self.port}"
 
     def __enter__(self) -> Self:
         binary = redis_server_binary()
@@ -59,7 +69,8 @@ class RedisServer:
         self.port = _free_port()
         self._proc = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self._dir.name, "--protected-mode", "yes", "--loglevel", "warning"],
+             "--dir", self._dir.name, "--protected-mode", "yes", "--loglevel", "warning",
+             *(["--requirepass", self.password] if self.password is not None else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + self.startup_timeout
@@ -71,7 +82,8 @@ class RedisServer:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as conn:
                     conn.sendall(b"PING\r\n")
-                    if conn.recv(16).startswith(b"+PONG"):
+                    # -NOAUTH: up, and asking for the password as it should.
+                    if conn.recv(16).startswith((b"+PONG", b"-NOAUTH")):
                         logger.debug("redis-server on %s", self.url)
                         return self
             except OSError:

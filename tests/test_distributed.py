@@ -14,7 +14,10 @@ served article exactly once.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import pickle
+import shlex
 import signal
 import subprocess
 import sys
@@ -36,7 +39,7 @@ from scrapy.utils.test import get_crawler
 
 from httpserver import PageServer, ServedPage, parse_stats_dump
 from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary
-from scrapy_cepr.distributed import RecoveringScheduler, read_jsonl
+from scrapy_cepr.distributed import RecoveringScheduler, loads, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "example_project"
@@ -67,10 +70,10 @@ class _Spider(Spider):
     name = "dist"
 
 
-def _scheduler(redis_url: str, crawler_id: str, timeout: float = 30.0) -> RecoveringScheduler:
+def _scheduler(redis_url: str, crawler_id: str, timeout: float = 30.0, **settings: object) -> RecoveringScheduler:
     crawler = get_crawler(_Spider, {
         "REDIS_URL": redis_url, "SCHEDULER_CRAWLER_ID": crawler_id, "SCHEDULER_HEARTBEAT_TIMEOUT": timeout,
-        "SCHEDULER_PERSIST": True, "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "SCHEDULER_PERSIST": True, "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter", **settings,
     })
     crawler.spider = _Spider.from_crawler(crawler)
     scheduler = RecoveringScheduler.from_crawler(crawler)
@@ -143,8 +146,108 @@ def test_bad_settings_are_refused(redis_url, client):
         _scheduler(redis_url, "a b")
 
 
-def _article(n: int) -> bytes:
+class _RunsCode:
+    """A pickle that runs ``touch PATH`` when unpickled (the attack of issue 18, item 2)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {shlex.quote(str(self.path))}",))
+
+
+def _poison(tmp_path: Path) -> tuple[bytes, Path]:
+    """A crafted pickle creating a file, checked to be live in a separate process."""
+    target = tmp_path / "pwned"
+    payload = pickle.dumps(_RunsCode(target))
+    probe = tmp_path / "probe"
+    subprocess.run([sys.executable, "-c", "import pickle, sys; pickle.loads(sys.stdin.buffer.read())"],
+                   input=pickle.dumps(_RunsCode(probe)), check=True)
+    assert probe.exists(), "the crafted pickle should run code when unpickled"
+    return payload, target
+
+
+def test_queue_entries_are_json_and_round_trip(redis_url, client):
+    a = _scheduler(redis_url, "a")
+    request = Request(
+        "http://x.test/p?q=1", method="POST", body=b"\x00\xffbin", headers={"X-Raw": b"\xc3\xa9"},
+        cookies={"c": "v"}, priority=3, cb_kwargs={"n": 1},
+        meta={"site": (("x.test",), ()), "raw": b"\x01", "$odd": {"$bytes": "not a marker"}, "n": 2.5,
+              "nested": {1: [None, True]}},
+    )
+    assert a.enqueue_request(request)
+    (entry,) = client.zrange("dist:requests", 0, -1)
+    assert entry.startswith(b"{") and b"pickle" not in entry
+    json.loads(entry)  # plain JSON
+    with pytest.raises(pickle.UnpicklingError):
+        pickle.loads(entry)
+    got = a.next_request()
+    assert (got.url, got.method, got.body, got.priority, got.cb_kwargs) == (
+        request.url, "POST", b"\x00\xffbin", 3, {"n": 1})
+    assert got.headers.getlist("X-Raw") == [b"\xc3\xa9"] and got.cookies == {"c": "v"}
+    assert got.meta == request.meta  # bytes, tuples, non-str keys and '$' keys come back as they were
+
+
+def test_pickle_and_garbage_in_the_queue_are_dropped_and_counted_never_run(redis_url, client, tmp_path, caplog):
+    payload, target = _poison(tmp_path)
+    a = _scheduler(redis_url, "a")
+    good = Request("http://x.test/good", priority=-5)  # after the bad entries in queue order
+    assert a.enqueue_request(good)
+    client.zadd("dist:requests", {payload: -10, b"\x80garbage{": -9, b'{"url": 5}': -8,
+                                  b'{"url": "http://x.test/c", "_class": "os.system"}': -7,
+                                  b'{"url": "http://x.test/d", "callback": "__init__"}': -6})
+    with caplog.at_level(logging.ERROR, logger="scrapy_cepr.distributed"):
+        got = a.next_request()
+    assert got is not None and got.url == good.url
+    assert not target.exists()
+    assert a.stats.get_value("cepr/distributed/bad_requests") == 5
+    assert sum("malformed request" in r.getMessage() for r in caplog.records) == 5
+    assert client.zcard("dist:requests") == 0
+    assert client.zrange("dist:inflight:a", 0, -1) == [a._inflight[got]]  # only the good one in flight
+    assert client.llen("dist:bad_requests") == 5  # kept aside for inspection, not in any queue
+    assert a.next_request() is None
+
+
+@pytest.mark.parametrize("entry", [
+    b"", b"[]", b'"url"', b"\xff\xfe", b'{"a": {"$bytes": 5}}', b'{"a": {"$bytes": "!!"}}',
+    b'{"a": {"$bytes": "eg==", "b": 1}}', b'{"a": {"$eval": "x"}}', b'{"a": {"$dict": [[[1], 2]]}}',
+    b"[" * 100000,
+])
+def test_loads_refuses_what_dumps_cannot_write(entry):
+    with pytest.raises((ValueError, TypeError, RecursionError)):
+        loads(entry)
+
+
+def test_pickle_serializer_is_refused(redis_url, client):
+    with pytest.raises(ValueError, match="SCHEDULER_SERIALIZER"):
+        _scheduler(redis_url, "a", SCHEDULER_SERIALIZER="scrapy_redis.picklecompat")
+
+
+def test_meta_values_that_are_not_json_are_dropped_with_a_warning(redis_url, client, caplog):
+    a = _scheduler(redis_url, "a")
+    with caplog.at_level(logging.WARNING, logger="scrapy_cepr.distributed"):
+        assert a.enqueue_request(Request("http://x.test/1", meta={"keep": 1, "obj": object(), "s": {1, 2}}))
+        assert a.enqueue_request(Request("http://x.test/2", meta={"obj": object()}))
+    got = sorted((a.next_request() for _ in range(2)), key=lambda r: r.url)
+    assert got[0].meta == {"keep": 1} and got[1].meta == {}
+    assert a.stats.get_value("cepr/distributed/meta_dropped") == 3
+    assert [r.getMessage().split(":")[0] for r in caplog.records if "meta" in r.getMessage()] == [
+        "request meta['obj'] is not JSON data (object)", "request meta['s'] is not JSON data (set)"]  # once per key
+
+
+def test_request_that_cannot_be_stored_is_refused_with_an_error(redis_url, client, caplog):
+    a = _scheduler(redis_url, "a")
+    with caplog.at_level(logging.ERROR, logger="scrapy_cepr.distributed"):
+        assert not a.enqueue_request(Request("http://x.test/1", cb_kwargs={"o": object()}))
+    assert a.stats.get_value("cepr/distributed/unserializable") == 1
+    assert any("not scheduled" in r.getMessage() for r in caplog.records)
+    assert client.zcard("dist:requests") == 0
+
+
+def _article(n: int, home_link: bool = False) -> bytes:
     nav = "".join(f'<li><a href="/section/{s}">Section {s}</a></li>' for s in ("news", "sport", "weather", "money"))
+    if home_link:  # as most news sites: every page links back to the home page
+        nav = '<li><a href="/">Home</a></li>' + nav
     # Paragraphs of different lengths: ETPR weighs a tag path by the spread of its nodes' lengths.
     sentence = ("The town council met on Tuesday evening to discuss the new library, the bus timetable "
                 "and the repairs to the old bridge, which residents say are overdue. ")
@@ -156,8 +259,8 @@ def _article(n: int) -> bytes:
     ).encode()
 
 
-def _site(pages: int) -> dict[str, ServedPage]:
-    site = {f"/a/{n}.html": ServedPage(_article(n)) for n in range(pages)}
+def _site(pages: int, home_link: bool = False) -> dict[str, ServedPage]:
+    site = {f"/a/{n}.html": ServedPage(_article(n, home_link)) for n in range(pages)}
     links = "".join(f'<a href="/a/{n}.html">{n}</a>\n' for n in range(pages))
     site["/"] = ServedPage(f"<html><body><h1>Index</h1>{links}</body></html>".encode())
     return site
@@ -172,6 +275,26 @@ def _crawl_cmd(redis_url: str, out: Path, *extra: str) -> list[str]:
                     "SCHEDULER_HEARTBEAT_TIMEOUT=3", "LOG_LEVEL=INFO", *extra):
         cmd += ["-s", setting]
     return cmd
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def _crawl(redis_url: str, out: Path, *extra: str, timeout: float = 120) -> tuple[int, str]:
+    """One ``scrapy crawl redisnewsspider`` to its end: (exit code, log). Killed (and the
+    test failed) if it is still running after *timeout* seconds."""
+    log = out.with_suffix(".log")
+    with log.open("w") as err:
+        proc = subprocess.Popen(_crawl_cmd(redis_url, out, *extra), cwd=PROJECT, env=_env(), stderr=err,
+                                stdout=subprocess.DEVNULL, start_new_session=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            pytest.fail(f"the crawl did not close within {timeout} s:\n{log.read_text()[-3000:]}")
+    return proc.returncode, log.read_text()
 
 
 def _lines(path: Path) -> int:
@@ -249,3 +372,84 @@ def test_three_crawlers_one_killed_export_every_page_once(redis_url, client, tmp
     assert item["title"] == "Article 7"
     assert "Paragraph 2 of article 7" in item["body"] and "Contact" not in item["body"]
     assert client.keys("redisnewsspider:inflight:*") == []
+
+
+def test_malformed_queue_entries_do_not_keep_the_crawl_open(redis_url, client, tmp_path):
+    payload, target = _poison(tmp_path)
+    with PageServer(_site(5)) as server:
+        client.lpush("redisnewsspider:start_urls", server.url + "/")
+        client.zadd("redisnewsspider:requests", {payload: 0, b"garbage": 0})
+        code, log = _crawl(redis_url, tmp_path / "out.jsonl", timeout=90)
+    assert code == 0, log[-3000:]
+    assert not target.exists()
+    stats = parse_stats_dump(log)
+    assert stats["cepr/distributed/bad_requests"] == 2
+    assert stats["item_scraped_count"] == 5
+    assert client.zcard("redisnewsspider:requests") == 0
+    assert client.keys("redisnewsspider:inflight:*") == []
+    assert client.llen("redisnewsspider:bad_requests") == 2
+
+
+def test_distributed_spider_does_not_export_its_start_page(redis_url, client, tmp_path):
+    with PageServer(_site(5, home_link=True)) as server:
+        client.lpush("redisnewsspider:start_urls", server.url + "/")
+        code, log = _crawl(redis_url, tmp_path / "out.jsonl", "DEPTH_LIMIT=2", timeout=90)
+        served = {server.url + f"/a/{n}.html" for n in range(5)}
+    assert code == 0, log[-3000:]
+    # newsspider's rule: every page reached from a start URL, not the start URL itself
+    # (the articles' "Home" links lead back to it at depth 2).
+    assert set(read_jsonl([tmp_path / "out.jsonl"]).items) == served
+    stats = parse_stats_dump(log)
+    # Scrapy's and scrapy-cepr's own meta is JSON data: nothing dropped, nothing refused.
+    assert not any(k in stats for k in ("cepr/distributed/meta_dropped", "cepr/distributed/unserializable",
+                                        "cepr/distributed/bad_requests"))
+
+
+@pytest.fixture(scope="module")
+def password_redis():
+    """A redis-server requiring a password (``--requirepass``)."""
+    if redis_server_binary() is None:
+        if os.environ.get("CEPR_REQUIRE_REDIS") == "1":
+            pytest.fail(f"CEPR_REQUIRE_REDIS=1 but redis-server is missing: {INSTALL_HINT}")
+        pytest.skip(INSTALL_HINT)
+    with RedisServer(password="s3cret-Pw") as server:
+        yield server
+
+
+def test_crawl_with_a_password_and_a_clear_error_without_it(password_redis, tmp_path):
+    client = redis.Redis.from_url(password_redis.url)
+    client.flushall()
+    with pytest.raises(redis.AuthenticationError):  # the server does ask for it
+        redis.Redis.from_url(password_redis.url_without_password).lpush("redisnewsspider:start_urls", "x")
+    with PageServer(_site(3)) as server:
+        client.lpush("redisnewsspider:start_urls", server.url + "/")
+        code, log = _crawl(password_redis.url, tmp_path / "ok.jsonl", timeout=90)
+        served = {server.url + f"/a/{n}.html" for n in range(3)}
+    assert code == 0, log[-3000:]
+    assert set(read_jsonl([tmp_path / "ok.jsonl"]).items) == served
+    # The ACL user of docs/distributed.md: its own password, the spider's keys only, no
+    # dangerous commands (FLUSHALL, KEYS, CONFIG, DEBUG …).
+    client.flushall()
+    client.execute_command("ACL", "SETUSER", "crawler", "on", ">crawler-Pw", "~redisnewsspider:*",
+                           "resetchannels", "+@all", "-@dangerous")
+    acl_url = password_redis.url.replace(":s3cret-Pw@", "crawler:crawler-Pw@")
+    with PageServer(_site(3)) as server:
+        client.lpush("redisnewsspider:start_urls", server.url + "/")
+        code, log = _crawl(acl_url, tmp_path / "acl.jsonl", timeout=90)
+        served = {server.url + f"/a/{n}.html" for n in range(3)}
+    assert code == 0, log[-3000:]
+    assert set(read_jsonl([tmp_path / "acl.jsonl"]).items) == served
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        redis.Redis.from_url(acl_url).flushall()
+    wrong = password_redis.url.replace("s3cret-Pw", "wrong-Pw")
+    for name, url in (("none", password_redis.url_without_password), ("wrong", wrong)):
+        code, log = _crawl(url, tmp_path / f"{name}.jsonl", timeout=60)
+        assert code != 0, log[-3000:]
+        # The crawl stops before the engine starts; the error (last line) says what to do.
+        last = log.strip().splitlines()[-1]
+        assert last.startswith("scrapy_cepr.distributed.RedisUnavailableError: Redis at 127.0.0.1:"), log[-3000:]
+        assert ("asks for a password and REDIS_URL gives none" if name == "none"
+                else "refused the password of REDIS_URL") in last
+        assert "redis://:PASSWORD@HOST:PORT" in last
+        assert "wrong-Pw" not in log  # the password is not logged
+    client.close()

@@ -1,12 +1,15 @@
 """``redisnewsspider``: ``newsspider`` over a shared Redis frontier, in as many processes
 (or machines) as wanted.
 
-Recipe (see :mod:`scrapy_cepr.distributed` for the guarantees)::
+Recipe (see :mod:`scrapy_cepr.distributed` for the guarantees, ``docs/distributed.md`` for
+securing Redis: anyone who can write to it decides what the crawlers fetch)::
 
-    redis-server --port 6379 --save '' --appendonly no &
-    redis-cli lpush redisnewsspider:start_urls https://news.example/
+    # a password, and only a private interface (add TLS, rediss://, across networks)
+    redis-server --port 6379 --bind 127.0.0.1 10.0.0.5 --requirepass "$REDIS_PASSWORD" --save '' --appendonly no &
+    REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli lpush redisnewsspider:start_urls https://news.example/
     # in each of N terminals / machines:
-    scrapy crawl redisnewsspider -s REDIS_URL=redis://HOST:6379 -O part-$N.jsonl
+    export REDIS_URL="redis://:$REDIS_PASSWORD@10.0.0.5:6379"
+    scrapy crawl redisnewsspider -O part-$N.jsonl
 
 Every process reads start URLs from the Redis list ``redisnewsspider:start_urls`` (a plain
 URL, or JSON ``{"url": ...}``), shares one request queue and one duplicate filter
@@ -16,8 +19,13 @@ when its heartbeat expires, or at once when it restarts with the same
 ``-s SCHEDULER_CRAWLER_ID=...``). A process closes after the whole cluster was quiet for
 ``MAX_IDLE_TIME_BEFORE_CLOSE`` seconds (10 here; 0 keeps it waiting for new start URLs).
 
+``REDIS_URL`` is read from the environment (so that the password is not on the command
+line), or given with ``-s REDIS_URL=...``. A wrong or missing password stops the crawl at
+start with :class:`scrapy_cepr.distributed.RedisUnavailableError`.
+
 The keys stay in Redis after the crawl (``SCHEDULER_PERSIST``): the duplicate filter
-remembers every page. For a fresh crawl of the same site, delete them first:
+remembers every page, start URLs included (a start URL crawled before is not crawled
+again). For a fresh crawl of the same site, delete them first:
 ``redis-cli del redisnewsspider:requests redisnewsspider:dupefilter``.
 """
 
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -38,6 +47,8 @@ from w3lib.url import file_uri_to_path
 
 try:
     from scrapy_redis.spiders import RedisMixin
+
+    from scrapy_cepr.distributed import check_redis
 except ImportError as exc:  # the project's other spiders must load without scrapy-redis
     _MISSING: ImportError | None = exc
 
@@ -51,7 +62,7 @@ from .newsspider import NewsSpider
 logger = logging.getLogger(__name__)
 
 #: Request meta key carrying the site of the start URL a request descends from: a
-#: ``(domains, file_roots)`` pair of tuples of strings (picklable, it travels through Redis).
+#: ``(domains, file_roots)`` pair of tuples of strings (JSON data: it travels through Redis).
 SITE_META = "newsspider_site"
 
 _STORAGE = "scrapy_cepr.distributed.LineFlushedFileFeedStorage"
@@ -76,7 +87,9 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
         "SPIDER_MIDDLEWARES": {"scrapy_cepr.distributed.InFlightSpiderMiddleware": 5},
         "FEED_STORAGES": {"": _STORAGE, "file": _STORAGE},
         "MAX_IDLE_TIME_BEFORE_CLOSE": 10,
-        "REDIS_URL": "redis://127.0.0.1:6379",
+        # From the environment, so that a password stays off the command line (``ps``);
+        # ``-s REDIS_URL=...`` still wins.
+        "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379"),
     }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -92,6 +105,9 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
             raise ImportError("redisnewsspider needs scrapy-redis and redis: pip install 'scrapy-cepr[redis]'") from _MISSING
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.setup_redis(crawler)
+        # Before the engine starts: a wrong or missing password ends the crawl here, with
+        # one clear error (RedisUnavailableError) rather than a failure deep in the scheduler.
+        check_redis(spider.server)
         return spider
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -127,7 +143,9 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
             logger.error("start URL %r is not an http(s):// or file:// URL: dropped", url)
             return []
         meta = {**self._meta(url), SITE_META: site}
-        return [scrapy.Request(url, callback=self.parse, meta=meta, dont_filter=True)]
+        # Filtered like any request, so the shared duplicate filter knows the start page
+        # and a link back to it (a "Home" link) is not crawled and exported as a page.
+        return [scrapy.Request(url, callback=self.parse, meta=meta)]
 
     def parse(self, response: Response) -> Iterator[dict[str, Any] | scrapy.Request]:
         """:meth:`NewsSpider.parse`, with the same-site rule of the page's own start URL."""
