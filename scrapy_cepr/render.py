@@ -115,13 +115,14 @@ OFFLINE_ARGS: tuple[str, ...] = (
 RENDER_ORIGIN = "http://render.cepr.invalid"
 
 #: ``Content-Security-Policy`` of an offline render, by whether page scripts run. The
-#: sandbox without ``allow-scripts`` also turns ``<meta http-equiv=refresh>`` off; the
+#: sandbox without ``allow-scripts`` also turns ``<meta http-equiv=refresh>`` off
+#: (``allow-same-origin`` keeps the page's origin: an opaque one made renders slower); the
 #: fetch directives refuse every URL but ``data:``/``blob:`` (inline styles stay).
 _CSP_COMMON = ("default-src 'none'; style-src 'unsafe-inline' data:; img-src data: blob:; font-src data: blob:; "
                "media-src data: blob:; form-action 'none'; base-uri 'none'")
 _CSP = {
-    False: "sandbox; " + _CSP_COMMON,
-    True: "sandbox allow-scripts; script-src 'unsafe-inline' 'unsafe-eval'; " + _CSP_COMMON,
+    False: "sandbox allow-same-origin; " + _CSP_COMMON,
+    True: "sandbox allow-scripts allow-same-origin; script-src 'unsafe-inline' 'unsafe-eval'; " + _CSP_COMMON,
 }
 
 #: ``id`` of the ``<script type="application/json">`` holding embedded geometry.
