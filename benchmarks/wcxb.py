@@ -264,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="check our scores against the benchmark's evaluate.py (to 3 decimals)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="wcxb.py: %(message)s")
+    logging.getLogger("trafilatura").setLevel(logging.ERROR)  # "discarding data: <url>" on every empty result
 
     corpus = args.corpus or Path(os.environ.get(WCXB_ENV) or DEFAULT_CORPUS)
     if not (corpus / "metadata.json").is_file():

@@ -38,6 +38,7 @@ import logging
 import os
 import queue
 import re
+import secrets
 import shutil
 import signal
 import threading
@@ -111,7 +112,7 @@ OFFLINE_ARGS: tuple[str, ...] = (
 )
 
 #: Origin the offline renders are served from (a reserved ``.invalid`` name: it never
-#: resolves, and each page is answered from memory by the route, once).
+#: resolves; each page is answered from memory by the route, once, at an unguessable path).
 RENDER_ORIGIN = "http://render.cepr.invalid"
 
 #: ``Content-Security-Policy`` of an offline render, by whether page scripts run. The
@@ -504,7 +505,7 @@ class Renderer:
         """Answer the page being rendered from memory (once); abort every other request."""
         st = self._state
         serve = st.get("serve")
-        if serve is not None and route.request.url == serve[0]:
+        if serve is not None and route.request.url == serve[0] and route.request.is_navigation_request():
             st["serve"] = None
             route.fulfill(status=200, body=serve[1],
                           headers={"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": _CSP[self.scripts],
@@ -517,7 +518,7 @@ class Renderer:
         page = self._page()
         st = self._state
         st["served"] = st.get("served", 0) + 1
-        url = f"{RENDER_ORIGIN}/{st['served']}"
+        url = f"{RENDER_ORIGIN}/{st['served']}-{secrets.token_hex(8)}"  # a page cannot guess the next one
         st["serve"] = (url, html.encode("utf-8", "replace"))
         st["refused"] = 0
         try:
