@@ -14,7 +14,7 @@ page), features, SVMs. Reported:
   its title and its body are; body correct = shingle F1 ≥ 0.8 against the gold body;
   title correct = rapidfuzz ``ratio`` ≥ 90 with the JSON-LD ``headline`` (else
   ``og:title``), over the pages that have one;
-* milliseconds per page, median and p95: ``render`` (``set_content`` + the capture
+* milliseconds per page, median and p95: ``render`` (loading the page + the capture
   ``evaluate``), ``features`` (element table, candidates, features), ``svm`` (both
   models), and ``total`` (the whole ``extract`` call, including parsing twice).
 """

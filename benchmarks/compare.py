@@ -20,7 +20,11 @@ cannot be imported) is skipped with a note.
 
 Usage::
 
-    python benchmarks/compare.py [--corpus DIR] [--methods a,b,…] [--json FILE] [--chart PNG]
+    python benchmarks/compare.py [--corpus DIR] [--methods a,b,…] [--json FILE] [--chart PNG] [--per-page FILE]
+
+``--per-page FILE`` writes one tab-separated line per page (id, url, the page's shingle F1
+per extractor, :func:`scrapy_cepr.evaluation.page_f1`), the pages where the worst of our
+methods scores lowest first (:func:`write_per_page`, shared with ``benchmarks/wcxb.py``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import lxml.html
 
 from scrapy_cepr import METHOD_NAMES, extract, get_method
 from scrapy_cepr.core.page import decode_html
-from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus
+from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus, page_f1
 
 logger = logging.getLogger("compare")
 
@@ -113,12 +117,38 @@ def build_extractors(names: list[str] | None) -> tuple[dict[str, Extractor | Non
     return out, notes
 
 
-def run(corpus: Path, extractors: dict[str, Extractor | None], warmup: int = 5) -> dict[str, dict[str, Any]]:
-    """Time and score every extractor on every page; returns per-name results."""
+def write_per_page(path: str | Path, rows: list[dict[str, Any]], columns: list[str], names: list[str]) -> None:
+    """Write a per-page report: a tab-separated file with a header line, one line per row:
+    the row's *columns* (e.g. id, url), then its F1 (3 decimals) for each of *names*
+    (``rows[i]["f1"][name]``; empty when missing), then ``worst_ours``, the lowest F1 among
+    our methods (:data:`OURS`) in *names*. Sorted by ``worst_ours`` ascending (the pages
+    that most need a look first), then by the first column. Tabs and newlines inside a
+    value become spaces."""
+    ours = [n for n in names if n in OURS]
+
+    def worst(row: dict[str, Any]) -> float:
+        vals = [row["f1"][n] for n in ours if n in row["f1"]]
+        return min(vals) if vals else 1.0
+
+    def cell(value: Any) -> str:
+        return " ".join(str(value if value is not None else "").split())
+
+    lines = ["\t".join([*columns, *names, "worst_ours"])]
+    for row in sorted(rows, key=lambda r: (worst(r), str(r.get(columns[0], "")))):
+        f1 = [f"{row['f1'][n]:.3f}" if n in row["f1"] else "" for n in names]
+        lines.append("\t".join([*(cell(row.get(c)) for c in columns), *f1, f"{worst(row):.3f}" if ours else ""]))
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run(
+    corpus: Path, extractors: dict[str, Extractor | None], warmup: int = 5, per_page: list[dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Time and score every extractor on every page; returns per-name results. With a
+    *per_page* list, appends ``{"id", "url", "f1": {name: page F1}}`` for each page."""
     pages = []
     for sample in load_corpus(corpus):
         html = sample.html if isinstance(sample.html, str) else decode_html(sample.html)
-        pages.append((sample.id, html, sample.gold_body))
+        pages.append((sample.id, html, sample.gold_body, sample.url))
     names = list(extractors)
     times: dict[str, list[float]] = {n: [] for n in names}
     counts: dict[str, list] = {n: [] for n in names if extractors[n] is not None}
@@ -131,14 +161,15 @@ def run(corpus: Path, extractors: dict[str, Extractor | None], warmup: int = 5) 
             return ""
         return fn(html)
 
-    for _, html, _ in pages[:warmup]:
+    for _, html, _, _ in pages[:warmup]:
         for name in names:
             try:
                 call(name, html)
             except Exception as exc:  # noqa: BLE001 - a failing extractor is scored as empty below
                 logger.info("warm-up: %s failed: %s", name, exc)
-    for i, (pid, html, gold) in enumerate(pages):
+    for i, (pid, html, gold, url) in enumerate(pages):
         gc.collect()
+        page_scores: dict[str, float] = {}
         order = names[i % len(names) :] + names[: i % len(names)]
         for name in order:
             start = time.perf_counter()
@@ -151,6 +182,9 @@ def run(corpus: Path, extractors: dict[str, Extractor | None], warmup: int = 5) 
             times[name].append((time.perf_counter() - start) * 1000.0)
             if name in counts:
                 counts[name].append(benchmark_counts(text, gold))
+                page_scores[name] = page_f1(counts[name][-1])
+        if per_page is not None:
+            per_page.append({"id": pid, "url": url, "f1": {n: page_scores[n] for n in names if n in page_scores}})
         if sys.stderr.isatty():
             print(f"\r{i + 1}/{len(pages)} pages", end="", file=sys.stderr)
     if sys.stderr.isatty():
@@ -269,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5, help="pages run untimed first (default 5)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--chart", metavar="PNG", help="draw F1 against ms per page")
+    parser.add_argument("--per-page", metavar="FILE", help="write each page's F1 per extractor (TSV, worst of ours first)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="compare.py: %(message)s")
     if not args.corpus:
@@ -276,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.methods.split(",")] if args.methods else None
     extractors, notes = build_extractors(names)
     start = time.perf_counter()
-    results = run(Path(args.corpus), extractors, warmup=args.warmup)
+    per_page: list[dict[str, Any]] | None = [] if args.per_page else None
+    results = run(Path(args.corpus), extractors, warmup=args.warmup, per_page=per_page)
     elapsed = time.perf_counter() - start
     pages = sum(1 for _ in load_corpus(args.corpus))
     print(f"corpus: {args.corpus} ({pages} pages), {elapsed:.0f} s in all\n")
@@ -289,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     if args.chart:
         chart(results, args.chart, pages)
+    if args.per_page and per_page is not None:
+        scored = [n for n in extractors if extractors[n] is not None]
+        write_per_page(args.per_page, per_page, ["id", "url"], scored)
     return 0
 
 

@@ -6,11 +6,11 @@ it is displayed at all, and the computed style that the styled output copies. Th
 gets them two ways, both through the same JavaScript function, :data:`CAPTURE_SCRIPT`,
 run with **one** ``evaluate`` per page:
 
-* **Offline** (:class:`Renderer`): the page's HTML is loaded with Playwright's
-  ``set_content`` into a fixed viewport (:data:`VIEWPORT`, 1024×768 px), with every
-  network request aborted (no stylesheet, image, font or script is fetched) and page
-  scripts disabled by default. The capture returns the serialised DOM (each element
-  tagged ``data-cepr-i="k"``) and the geometry arrays.
+* **Offline** (:class:`Renderer`): the page's HTML is served from memory into a fixed
+  viewport (:data:`VIEWPORT`, 1024×768 px), page scripts disabled by default, and **no
+  request leaves the browser** (nothing is fetched, prefetched or connected to; see
+  :class:`Renderer` for the four layers that refuse them). The capture returns the
+  serialised DOM (each element tagged ``data-cepr-i="k"``) and the geometry arrays.
 * **At crawl time, through scrapy-playwright** (:func:`playwright_page_method`): the
   live page (with its real stylesheets) runs the same capture as a ``PageMethod``; it
   tags the elements and appends the geometry to ``<body>`` as ``<script
@@ -38,6 +38,7 @@ import logging
 import os
 import queue
 import re
+import secrets
 import shutil
 import signal
 import threading
@@ -58,6 +59,8 @@ __all__ = [
     "CHROMIUM_ARGS",
     "EMBED_ID",
     "INSTALL_HINT",
+    "OFFLINE_ARGS",
+    "RENDER_ORIGIN",
     "VIEWPORT",
     "BrowserNotFound",
     "Geometry",
@@ -93,6 +96,35 @@ CHROMIUM_ARGS: tuple[str, ...] = (
     "--disable-extensions",
     "--mute-audio",
 )
+
+#: Extra Chromium flags of the offline :class:`Renderer` (not of scrapy-playwright, whose
+#: live pages need the network): every connection goes to a proxy on a closed loopback
+#: port (``127.0.0.1:9``), loopback included (``<-loopback>`` removes Chromium's implicit
+#: bypass); host names never resolve (no DNS query leaves the machine); no DNS prefetch,
+#: no hyperlink auditing pings, and WebRTC may not send UDP outside the (dead) proxy.
+OFFLINE_ARGS: tuple[str, ...] = (
+    "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--dns-prefetch-disable",
+    "--no-pings",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
+
+#: Origin the offline renders are served from (a reserved ``.invalid`` name: it never
+#: resolves; each page is answered from memory by the route, once, at an unguessable path).
+RENDER_ORIGIN = "http://render.cepr.invalid"
+
+#: ``Content-Security-Policy`` of an offline render, by whether page scripts run. The
+#: sandbox without ``allow-scripts`` also turns ``<meta http-equiv=refresh>`` off
+#: (``allow-same-origin`` keeps the page's origin: an opaque one made renders slower); the
+#: fetch directives refuse every URL but ``data:``/``blob:`` (inline styles stay).
+_CSP_COMMON = ("default-src 'none'; style-src 'unsafe-inline' data:; img-src data: blob:; font-src data: blob:; "
+               "media-src data: blob:; form-action 'none'; base-uri 'none'")
+_CSP = {
+    False: "sandbox allow-same-origin; " + _CSP_COMMON,
+    True: "sandbox allow-scripts allow-same-origin; script-src 'unsafe-inline' 'unsafe-eval'; " + _CSP_COMMON,
+}
 
 #: ``id`` of the ``<script type="application/json">`` holding embedded geometry.
 EMBED_ID = "cepr-geometry"
@@ -236,12 +268,15 @@ class Geometry:
 class Rendered:
     """One offline render: ``html`` is the serialised DOM (elements tagged
     ``data-cepr-i``), ``geometry`` its :class:`Geometry`, ``load_ms`` the time of
-    ``set_content`` and ``capture_ms`` that of the capture ``evaluate`` (ms)."""
+    loading the page (to ``DOMContentLoaded``) and ``capture_ms`` that of the capture
+    ``evaluate`` (ms)."""
 
     html: str
     geometry: Geometry
     load_ms: float
     capture_ms: float
+    #: Requests the page made and the route refused (none reached the network).
+    refused: int = 0
 
 
 def embedded_geometry(source: str) -> Geometry | None:
@@ -317,14 +352,28 @@ class Renderer:
 
     :param executable_path: the browser; default :func:`find_chromium`.
     :param viewport: ``(width, height)`` px, default :data:`VIEWPORT`.
-    :param timeout: seconds allowed to ``set_content`` and to the capture each; a page
+    :param timeout: seconds allowed to load the page and to the capture each; a page
         over it raises :class:`RenderError` (a stuck capture gets the browser killed).
     :param scripts: run the page's own scripts (default False: the DOM as served).
     :param recycle_after: pages rendered before the tab is replaced (bounds memory).
 
-    Every request is aborted, so nothing is fetched. Thread-safe: calls are serialised
-    through the owner thread. :meth:`close` stops the browser; a closed renderer starts
-    again on the next :meth:`render`.
+    No request leaves the browser during a render. Each page is answered from memory, once,
+    at a fresh URL under :data:`RENDER_ORIGIN`, and four layers refuse everything else:
+
+    1. the page's ``Content-Security-Policy`` (:data:`_CSP`): a sandbox (scripts off unless
+       *scripts*; no meta refresh, popups or forms) and fetch directives that allow only
+       inline styles and ``data:``/``blob:`` URLs, so Blink does not even issue the request;
+    2. a route on the browser context (every tab and frame) that aborts any other request,
+       navigations included (``net::ERR_ABORTED``: the page being rendered stays);
+    3. service workers blocked;
+    4. the Chromium flags :data:`OFFLINE_ARGS`: a proxy on a closed loopback port, no DNS
+       resolution, no DNS prefetch, no pings, no WebRTC UDP. These catch what the browser
+       sends on its own (link prefetch, speculative preconnects) past the routes.
+
+    A page that navigates itself away anyway (only possible with *scripts*, e.g.
+    ``location = "about:blank"``) raises :class:`RenderError`. Thread-safe: calls are
+    serialised through the owner thread. :meth:`close` stops the browser; a closed
+    renderer starts again on the next :meth:`render`.
     """
 
     def __init__(
@@ -423,12 +472,12 @@ class Renderer:
         before = _chromium_children()
         pw = sync_playwright().start()
         try:
-            browser = pw.chromium.launch(executable_path=path, headless=True, args=list(CHROMIUM_ARGS),
-                                         timeout=self.timeout * 1000)
+            browser = pw.chromium.launch(executable_path=path, headless=True,
+                                         args=[*CHROMIUM_ARGS, *OFFLINE_ARGS], timeout=self.timeout * 1000)
         except Exception as exc:
             pw.stop()
             raise RenderError(f"could not start {path}: {str(exc).splitlines()[0]}; {INSTALL_HINT}") from None
-        st.update(pw=pw, browser=browser, page=None, pages=0)
+        st.update(pw=pw, browser=browser, page=None, pages=0, serve=None, refused=0, served=0)
         new = sorted(_chromium_children() - before)
         self.browser_pid = new[0] if new else None
         self.starts += 1
@@ -444,32 +493,62 @@ class Renderer:
                 _quietly(st["context"].close)
             w, h = self.viewport
             ctx = st["browser"].new_context(java_script_enabled=self.scripts, viewport={"width": w, "height": h},
-                                            service_workers="block")
-            ctx.route("**/*", lambda route: route.abort())
+                                            service_workers="block", accept_downloads=False)
+            ctx.route("**/*", self._route)
             page = ctx.new_page()
             page.set_default_timeout(self.timeout * 1000)
             st.update(context=ctx, page=page, pages=0)
         st["pages"] += 1
         return st["page"]
 
+    def _route(self, route: Any) -> None:
+        """Answer the page being rendered from memory (once); abort every other request."""
+        st = self._state
+        serve = st.get("serve")
+        if serve is not None and route.request.url == serve[0] and route.request.is_navigation_request():
+            st["serve"] = None
+            route.fulfill(status=200, body=serve[1],
+                          headers={"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": _CSP[self.scripts],
+                                   "Cache-Control": "no-store"})
+            return
+        st["refused"] = st.get("refused", 0) + 1
+        route.abort("aborted")
+
     def _render(self, html: str) -> Rendered:
         page = self._page()
+        st = self._state
+        st["served"] = st.get("served", 0) + 1
+        url = f"{RENDER_ORIGIN}/{st['served']}-{secrets.token_hex(8)}"  # a page cannot guess the next one
+        st["serve"] = (url, html.encode("utf-8", "replace"))
+        st["refused"] = 0
         try:
             t0 = time.perf_counter()
-            page.set_content(html, wait_until="domcontentloaded", timeout=self.timeout * 1000)
+            page.goto(url, wait_until="domcontentloaded", timeout=self.timeout * 1000)
             t1 = time.perf_counter()
             out = page.evaluate(CAPTURE_SCRIPT, {"embed": False})
             t2 = time.perf_counter()
+            away = page.url != url
         except Exception as exc:
-            crashed = not self._state["browser"].is_connected()
-            self._state["page"] = None  # a fresh tab (and browser, if it died) next time
+            crashed = not st["browser"].is_connected()
+            st["serve"] = None
+            st["page"] = None  # a fresh tab (and browser, if it died) next time
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            # Playwright's words when a navigation replaced the document under the capture.
+            away = not crashed and (page.url != url or "because of a navigation" in first)
             if crashed:
                 self._stop()
                 raise RenderError(f"the browser crashed while rendering this page ({first}); it will be restarted") from None
-            raise RenderError(f"render failed: {first}") from None
+            if not away:
+                raise RenderError(f"render failed: {first}") from None
+        if away:  # only page scripts can do this: the sandbox turns meta refresh off without them
+            st["serve"] = None
+            st["page"] = None
+            raise RenderError("the page navigated away while it was rendered (only its scripts can do that: "
+                              "render it with scripts off)")
         geometry = Geometry.from_json(out["geometry"])
-        return Rendered(out["html"], geometry, (t1 - t0) * 1000, (t2 - t1) * 1000)
+        if st["refused"]:
+            logger.debug("render %s: refused %d requests", url, st["refused"])
+        return Rendered(out["html"], geometry, (t1 - t0) * 1000, (t2 - t1) * 1000, st["refused"])
 
     def _stop(self) -> None:
         st = self._state

@@ -127,3 +127,200 @@ def test_crashed_browser_fails_the_page_and_restarts():
         out = r.render("<p>next page</p>")
         assert "next page" in out.html
         assert r.starts == 2 and r.browser_pid not in (None, pid)
+
+
+# --------------------------------------------------------------------------- no network
+# Issue 18 item 3: a render of a response body must not reach the network. A server on
+# 127.0.0.1 counts every TCP connection, every HTTP request line and every UDP datagram
+# (WebRTC's STUN) that arrives while pages full of network probes are rendered.
+
+
+class _CountingServer:
+    """TCP + UDP listener on one ephemeral 127.0.0.1 port; bounded (2 s socket timeout,
+    64 KiB per request, daemon threads, stopped by the fixture)."""
+
+    def __init__(self) -> None:
+        import socket
+        import socketserver
+        import threading
+
+        self.lock = threading.Lock()
+        self.connections = 0
+        self.requests: list[str] = []
+        self.datagrams = 0
+        owner = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                with owner.lock:
+                    owner.connections += 1
+                self.request.settimeout(2)
+                data = b""
+                try:
+                    while b"\r\n\r\n" not in data and len(data) < 65536:
+                        chunk = self.request.recv(4096)
+                        if not chunk:
+                            break
+                        data += chunk
+                    if data:
+                        with owner.lock:
+                            owner.requests.append(data.split(b"\r\n", 1)[0].decode("latin-1"))
+                        self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx")
+                except OSError:
+                    pass
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+
+        self.tcp = Server(("127.0.0.1", 0), Handler)
+        self.port = self.tcp.server_address[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
+        self.udp.settimeout(0.2)
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self.tcp.serve_forever, daemon=True),
+                         threading.Thread(target=self._udp_loop, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def _udp_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.udp.recvfrom(65536)
+            except OSError:
+                continue
+            with self.lock:
+                self.datagrams += 1
+
+    def seen(self) -> tuple[int, list[str], int]:
+        with self.lock:
+            return self.connections, list(self.requests), self.datagrams
+
+    def close(self) -> None:
+        self._stop.set()
+        self.tcp.shutdown()
+        self.tcp.server_close()
+        for t in self._threads:
+            t.join(timeout=5)
+        self.udp.close()
+
+
+@pytest.fixture()
+def counting_server():
+    server = _CountingServer()
+    yield server
+    server.close()
+
+
+#: One probe per way a page can ask for the network: ``{u}`` is the counting server's
+#: base URL, ``{port}`` its port, ``{file}`` a local file that itself loads ``{u}/from-file``.
+#: The path of each URL names its probe, so a request that arrives says which probe leaked.
+PROBES = {
+    "prefetch": '<link rel="prefetch" href="{u}/prefetch">',
+    "stylesheet": '<link rel="stylesheet" href="{u}/stylesheet.css">',
+    "import": '<style>@import url("{u}/import.css");</style>',
+    "font": '<style>@font-face {{ font-family: Probe; src: url("{u}/font.woff"); }} .f {{ font-family: Probe; }}</style>'
+            '<p class="f">font probe</p>',
+    "background": '<div style="background-image: url({u}/background.png); width: 20px; height: 20px"></div>',
+    "img": '<img src="{u}/img.png" width="5" height="5">',
+    "iframe": '<iframe src="{u}/iframe.html"></iframe>',
+    "script": '<script src="{u}/script.js"></script>',
+    "fetch": '<script>fetch("{u}/fetch"); new Image().src = "{u}/js-image";</script>',
+    "video poster": '<video poster="{u}/poster.png" width="20" height="20"></video>',
+    "file iframe": '<iframe src="file://{file}"></iframe>',
+    "object": '<object data="{u}/object.html" width="20" height="20"></object>',
+    "preload": '<link rel="preload" href="{u}/preload.js" as="script">',
+    "dns-prefetch": '<link rel="dns-prefetch" href="//dns-prefetch.cepr-probe.example">',
+    "preconnect": '<link rel="preconnect" href="{u}">',
+    "icon": '<link rel="icon" href="{u}/icon.ico">',
+    "modulepreload": '<link rel="modulepreload" href="{u}/modulepreload.js">',
+    "prerender": '<link rel="prerender" href="{u}/prerender">',
+    "srcset": '<img srcset="{u}/srcset.png 1x" width="5" height="5">',
+    "embed": '<embed src="{u}/embed.swf" width="20" height="20">',
+    "svg image": '<svg width="20" height="20"><image href="{u}/svg-image.png" width="20" height="20"/></svg>',
+    "audio": '<audio src="{u}/audio.mp3" preload="auto"></audio>',
+    "speculation rules": '<script type="speculationrules">{{"prefetch": [{{"source": "list", "urls": ["{u}/spec-prefetch"]}}], '
+                         '"prerender": [{{"source": "list", "urls": ["{u}/spec-prerender"]}}]}}</script>',
+    "websocket": '<script>new WebSocket("ws://127.0.0.1:{port}/websocket");</script>',
+    "beacon": '<script>navigator.sendBeacon("{u}/beacon", "x");</script>',
+    "event source": '<script>new EventSource("{u}/event-source");</script>',
+    "webrtc": '<script>const pc = new RTCPeerConnection({{iceServers: [{{urls: "stun:127.0.0.1:{port}"}}]}});'
+              'pc.createDataChannel("x"); pc.createOffer().then(o => pc.setLocalDescription(o));</script>',
+    "form": '<form id="f" action="{u}/form" method="post"><input name="a" value="b"></form>'
+            '<script>document.getElementById("f").submit();</script>',
+}
+
+
+def _probe_page(server: _CountingServer, tmp_path, names) -> str:
+    u = f"http://127.0.0.1:{server.port}"
+    local = tmp_path / "local.html"
+    local.write_text(f'<img src="{u}/from-file">', encoding="utf-8")
+    fields = {"u": u, "port": server.port, "file": local}
+    head = "".join(PROBES[n].format(**fields) for n in names)
+    return f"<!DOCTYPE html><html><head><title>probes</title>{head}</head><body><p>story text</p></body></html>"
+
+
+def _assert_no_network(server: _CountingServer, wait: float = 2.0) -> None:
+    time.sleep(wait)  # prefetches, beacons and STUN go out after the load
+    connections, requests, datagrams = server.seen()
+    assert (connections, requests, datagrams) == (0, [], 0), (
+        f"the render reached the network: {connections} TCP connections, requests {requests}, "
+        f"{datagrams} UDP datagrams")
+
+
+@pytest.mark.parametrize("scripts", [False, True], ids=["scripts-off", "scripts-on"])
+def test_render_reaches_no_network(counting_server, tmp_path, scripts):
+    # Before the fix: <link rel="prefetch"> made a GET (and iframe/object navigations a
+    # TCP connection); with page scripts on, WebSocket, sendBeacon and speculation rules
+    # reached the server too.
+    _require_browser()
+    html = _probe_page(counting_server, tmp_path, PROBES)
+    with Renderer(timeout=20, scripts=scripts) as r:
+        out = r.render(html)
+        assert "story text" in out.html
+        _assert_no_network(counting_server)
+
+
+REFRESHES = {
+    "to the server": '<meta http-equiv="refresh" content="0;url=http://127.0.0.1:{port}/refresh">',
+    "reload": '<meta http-equiv="refresh" content="0">',
+    "to about:blank": '<meta http-equiv="refresh" content="0; URL=\'about:blank\'">',
+}
+
+
+@pytest.mark.parametrize("scripts", [False, True], ids=["scripts-off", "scripts-on"])
+@pytest.mark.parametrize("refresh", list(REFRESHES), ids=list(REFRESHES))
+def test_meta_refresh_neither_leaves_nor_loses_the_page(counting_server, refresh, scripts):
+    # Before the fix: "render failed: Page.evaluate: Execution context was destroyed, most
+    # likely because of a navigation", and a TCP connection to the refresh target.
+    _require_browser()
+    meta = REFRESHES[refresh].format(port=counting_server.port)
+    html = f"<html><head>{meta}</head><body><p>the story stays</p></body></html>"
+    with Renderer(timeout=20, scripts=scripts) as r:
+        if scripts and "about:blank" in meta:
+            # With page scripts on, the sandbox allows meta refresh (as it allows
+            # location = ...); a navigation the route cannot refuse fails the page clearly.
+            with pytest.raises(RenderError, match="navigated away"):
+                r.render(html)
+        else:
+            out = r.render(html)
+            assert "the story stays" in out.html
+        time.sleep(1.0)
+        # The tab is reused: the next page is not disturbed by the refresh either.
+        again = r.render("<html><body><p>next page</p></body></html>")
+        assert "next page" in again.html
+    _assert_no_network(counting_server, wait=0.5)
+
+
+def test_wang2009_on_a_meta_refresh_page():
+    # Issue 18 item 10: wang2009 failed with "Execution context was destroyed".
+    _require_browser()
+    import scrapy_cepr
+
+    paragraphs = "".join(f"<p>Paragraph {i} of the harbour story, long enough to be the body of the page.</p>"
+                         for i in range(8))
+    html = ('<html><head><meta http-equiv="refresh" content="0"><title>Harbour</title></head><body>'
+            f'<div id="nav"><a href="/">Home</a></div><article><h1>Harbour storm</h1>{paragraphs}</article>'
+            '</body></html>')
+    res = scrapy_cepr.extract(html, method="wang2009")
+    assert "Paragraph 3 of the harbour story" in res.body

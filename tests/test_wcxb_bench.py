@@ -1,0 +1,96 @@
+"""benchmarks/wcxb.py on a three-page split in WCXB's layout, written here: the table, the
+JSON and per-page reports, the filters, and the check against the benchmark's own
+``evaluate.py`` (taken from the shared WCXB copy when it is there; that part skips
+otherwise)."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import scrapy_cepr
+from scrapy_cepr.evaluation import word_f1
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+SHARED_EVALUATE = Path(os.environ.get("CEPR_WCXB_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "wcxb-dev")) / "evaluate.py"
+
+STORY = " ".join(f"The harbour wall was repaired in week {i} after the storm damaged the pier." for i in range(12))
+PAGES = {
+    "0001": ("article", "news.example", f"<html><head><title>Harbour</title></head><body><nav><a href='/'>Home</a> "
+             f"<a href='/a'>About</a></nav><article><h1>Harbour repaired</h1><p>{STORY}</p></article>"
+             "<footer>Copyright footer text</footer></body></html>", f"Harbour repaired {STORY}"),
+    "0002": ("forum", "forum.example", "<html><body><div><p>First post: the ferry is late again today.</p>"
+             "<p>Reply: it was on time yesterday.</p></div></body></html>",
+             "First post: the ferry is late again today. Reply: it was on time yesterday."),
+    "0003": ("article", "blog.example", "<html><body><p>Short note.</p></body></html>", "A gold text the page lacks."),
+}
+
+
+def _load_bench():
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("wcxb_bench", BENCH / "wcxb.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(BENCH))
+    return mod
+
+
+@pytest.fixture()
+def split(tmp_path):
+    files = {}
+    for fid, (ptype, domain, html, gold) in PAGES.items():
+        (tmp_path / "dev" / "html").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "dev" / "ground-truth").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "dev" / "html" / f"{fid}.html.gz").write_bytes(gzip.compress(html.encode("utf-8")))
+        gt = {"url": f"https://{domain}/{fid}", "ground_truth": {"main_content": gold, "title": "", "with": [], "without": []},
+              "_internal": {"page_type": {"primary": ptype}}}
+        (tmp_path / "dev" / "ground-truth" / f"{fid}.json").write_text(json.dumps(gt), encoding="utf-8")
+        files[fid] = {"split": "dev", "page_type": ptype, "domain": domain}
+    (tmp_path / "metadata.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+    return tmp_path
+
+
+def test_scores_tables_and_reports(split, tmp_path, capsys):
+    bench = _load_bench()
+    out_json, out_tsv = tmp_path / "r.json", tmp_path / "p.tsv"
+    assert bench.main(["--corpus", str(split), "--peers", "", "--warmup", "1", "--json", str(out_json),
+                       "--per-page", str(out_tsv)]) == 0
+    table = capsys.readouterr().out
+    assert "| extractor | all (3) | article (2) | forum (1) | median ms/page | × parse median |" in table
+    data = json.loads(out_json.read_text())
+    expected = {fid: word_f1(scrapy_cepr.extract(html, url=f"https://{d}/{fid}").body, gold)[2]
+                for fid, (_, d, html, gold) in PAGES.items()}
+    got = {p["id"]: p["f1"]["cepr-article"] for p in data["pages"]}
+    assert got == pytest.approx(expected)
+    assert data["results"]["cepr-article"]["f1"] == pytest.approx(sum(expected.values()) / 3)
+    assert data["results"]["cepr-article"]["f1_by_type"]["forum"] == pytest.approx(expected["0002"])
+    lines = out_tsv.read_text().splitlines()
+    assert lines[0].split("\t") == ["id", "type", "domain", "cepr-article", "worst_ours"]
+    worst = [float(line.split("\t")[-1]) for line in lines[1:]]
+    assert worst == sorted(worst) and lines[1].split("\t")[0] == "0003"  # the page that lacks its gold text
+
+
+def test_filters(split, capsys):
+    bench = _load_bench()
+    assert bench.main(["--corpus", str(split), "--peers", "", "--types", "article", "--limit", "1"]) == 0
+    assert "| extractor | all (1) | article (1) |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        bench.main(["--corpus", str(split), "--types", "blog"])
+
+
+@pytest.mark.skipif(not SHARED_EVALUATE.is_file(), reason=f"needs WCXB's evaluate.py at {SHARED_EVALUATE} (set CEPR_WCXB_DIR)")
+def test_check_against_the_benchmarks_evaluate(split, capsys):
+    bench = _load_bench()
+    shutil.copy(SHARED_EVALUATE, split / "evaluate.py")  # in the temporary split only
+    assert bench.main(["--corpus", str(split), "--peers", "", "--check-evaluate"]) == 0
+    out = capsys.readouterr().out
+    assert "cepr-article: agree to 3 decimals over 3/3 pages" in out
