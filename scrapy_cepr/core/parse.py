@@ -484,5 +484,6 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
     if max_attributes and attributes > max_attributes:
         raise TooComplexError(f"page too complex: {attributes:,} attributes (limit {max_attributes:,})")
     if max_elements and elements > max_elements:
-        raise TooComplexError(f"page too complex: {elements:,} elements (limit {max_elements:,})")
+        # (the count stopped at the bound)
+        raise TooComplexError(f"page too complex: more than {max_elements:,} elements (the limit)")
     return counts
