@@ -379,11 +379,11 @@ def flatten_source(data: bytes, max_depth: int = MAX_DEPTH) -> bytes:
 MAX_ATTRIBUTES_PER_ELEMENT = 1_000
 
 #: Most attributes on the whole page (memory: about 0.2 KB each in the tree).
-MAX_ATTRIBUTES = 500_000
+MAX_ATTRIBUTES = 200_000
 
 #: Most elements (start tags) on the whole page (memory: about 0.6 KB each in the tree
 #: and the page model), as trafilatura bounds its tree size.
-MAX_ELEMENTS = 250_000
+MAX_ELEMENTS = 100_000
 
 # The start tags, comments and raw-text elements of the HTML standard's tokenizer
 # (WHATWG HTML §13.2.5; libxml2 >= 2.14 follows it): tag names and attribute names end
