@@ -46,7 +46,7 @@ speed; a long crawl gets the pool after about a second. The inline pages cannot 
 interrupted by ``CEPR_TIMEOUT`` (a slow one is logged), so the inline phase is bounded:
 it takes only pages up to :data:`INLINE_MAX_BYTES` (a larger page starts the pool and
 waits for it), whose worst case under the parse bounds of
-:func:`scrapy_cepr.core.parse.check_bounds` is about 0.6 s, and none at all when
+:func:`scrapy_cepr.core.parse.check_bounds` is under 1 s, and none at all when
 ``CEPR_TIMEOUT`` is below :data:`INLINE_WORST_SECONDS`; ``CEPR_POOL_AFTER_SECONDS=0``
 starts the pool when the spider opens, so that every page has the timeout.
 
@@ -857,8 +857,7 @@ def _retrieve(future: asyncio.Future) -> None:
 #: Largest page (bytes, or characters of a str) that :class:`LazyPoolExecutor` cleans
 #: inline before its pool runs; a larger page starts the pool and waits for it. Under
 #: the parse bounds (:func:`scrapy_cepr.core.parse.check_bounds`) the slowest page of
-#: this size (tiny elements) takes about 0.6 s with the default method
-#: (``docs/parsing.md``).
+#: this size measured takes under 1 s with every page-model method (``docs/parsing.md``).
 INLINE_MAX_BYTES = 256_000
 
 #: Below this ``timeout`` (seconds) :class:`LazyPoolExecutor` has no inline phase: every
