@@ -228,3 +228,33 @@ def test_count_markup_is_never_below_the_tree_libxml2_builds():
         assert count[0] + 3 >= len(elements), data
         assert count[1] >= sum(sizes), data
         assert count[2] >= max(sizes, default=0), data
+
+
+# Issue 18 item 11: memory. An 8 MB page of 1 M tiny elements took 686 MB in a worker.
+_MEMORY_SCRIPT = """
+import resource
+from scrapy_cepr import extract
+from scrapy_cepr.core.errors import TooComplexError
+extract("<html><body><p>Warm up, one sentence here.</p></body></html>")
+html = "<html><body><p>Story.</p>" + "<i>w</i>" * 1_000_000 + "</body></html>"
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    extract(html)
+    print("extracted", end=" ")
+except TooComplexError:
+    print("refused", end=" ")
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+"""
+
+
+def test_a_page_of_a_million_tiny_elements_is_refused_with_little_memory():
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert out.returncode == 0, out.stderr
+    outcome, growth_mb = out.stdout.split()
+    assert outcome == "refused"
+    assert int(growth_mb) < 100  # MB over the worker's peak before the page (was 686)
