@@ -449,8 +449,7 @@ def _count(data: bytes, most_from: int, total_from: int, elements_to: int = 0) -
         return 0, 0, 0
     # An attribute takes at least 2 bytes (a name and a separator; the tag name is one
     # more): a tag of n bytes holds at most n // 2 attributes.
-    joined = b" ".join(tags)
-    total = len(joined) // 2
+    total = sum(map(len, tags)) // 2
     if total > total_from:
         total = sum(_attributes(tag) for tag in tags)
     most = 0
