@@ -99,8 +99,10 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import queue
 import subprocess
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor
@@ -405,8 +407,6 @@ class _DaemonThreadPool(concurrent.futures.Executor):
     timeout ends with the process."""
 
     def __init__(self, max_workers: int, thread_name_prefix: str = "cepr") -> None:
-        import queue
-        import threading
 
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._shutdown = False
@@ -426,7 +426,7 @@ class _DaemonThreadPool(concurrent.futures.Executor):
                 continue
             try:
                 result = fn(*args, **kwargs)
-            except BaseException as exc:
+            except BaseException as exc:  # noqa: BLE001 - the caller gets it from the future
                 future.set_exception(exc)
             else:
                 future.set_result(result)
@@ -448,7 +448,7 @@ class _DaemonThreadPool(concurrent.futures.Executor):
                 while True:
                     try:
                         item = self._queue.get_nowait()
-                    except Exception:
+                    except queue.Empty:
                         break
                     if item is not None:
                         item[0].cancel()

@@ -38,8 +38,8 @@ of ``<html>`` and at those of ``<head>``; nothing is re-parsed or moved.
 
 **Bounds checked before the parse** (:func:`check_bounds`, issue "a page can stall the
 crawl"). libxml2 checks each new attribute of an element against the ones before it, so
-an element with *k* attributes costs time quadratic in *k* (60,000 attributes: 29 s), and
-the tree's memory grows with the number of elements and attributes. Before parsing,
+an element with *k* attributes costs time quadratic in *k*, and the tree's memory grows
+with the number of elements and attributes. Before parsing,
 :func:`count_markup` tokenizes the start tags as the HTML standard's tokenizer does (the
 one libxml2 2.14 follows: quoted values, raw-text elements, comments) in one linear
 regular-expression pass, and a page above :data:`MAX_ATTRIBUTES_PER_ELEMENT`,
@@ -378,11 +378,11 @@ def flatten_source(data: bytes, max_depth: int = MAX_DEPTH) -> bytes:
 #: duplicate-attribute check is quadratic in this number (see ``docs/parsing.md``).
 MAX_ATTRIBUTES_PER_ELEMENT = 1_000
 
-#: Most attributes on the whole page (memory: about 0.2 KB each in the tree).
+#: Most attributes on the whole page (they bound the tree's memory).
 MAX_ATTRIBUTES = 200_000
 
-#: Most elements (start tags) on the whole page (memory: about 0.6 KB each in the tree
-#: and the page model), as trafilatura bounds its tree size.
+#: Most elements (start tags) on the whole page (they bound the memory of the tree and
+#: the page model, as trafilatura bounds its tree size).
 MAX_ELEMENTS = 100_000
 
 # The start tags, comments and raw-text elements of the HTML standard's tokenizer
@@ -390,11 +390,12 @@ MAX_ELEMENTS = 100_000
 # at ASCII whitespace, "/" or ">"; a value is quoted (it may hold ">" and "<") or runs
 # to whitespace or ">"; the content of script, style, textarea, title … (raw text) is
 # not markup, up to the first end tag of the same name; a comment ends at the first
-# "-->", "--!>" (or at once for "<!-->" and "<!--->"); as in libxml2, a raw-text start tag
-# that ends with "/>" has no content. Each tag gives the tuple
-# (raw-text name, start tag without its "<"); an end tag or a comment gives empty ones. Every choice that could differ from
-# the parser errs on the side of more markup (a raw-text element or comment ends at the
-# earliest end a parser could give it), so the counts are never below libxml2's.
+# "-->", "--!>" (or at once for "<!-->" and "<!--->"); as in libxml2, a raw-text start
+# tag that ends with "/>" has no content. Each match gives (raw-text name, start tag
+# without its "<"); an end tag or a comment gives empty ones. Every choice that could
+# differ from the parser errs on the side of more markup (a raw-text element or comment
+# ends at the earliest end a parser could give it), so the counts are never below
+# libxml2's.
 _ATTR_VALUE = rb"""(?:"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z)|[^\t\n\f\r >]*+)"""
 _ATTR = rb"(?:=[^\t\n\f\r />=]*+|[^\t\n\f\r />=]++)(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+" + _ATTR_VALUE + rb")?+"
 _RAW_NAMES = rb"script|style|xmp|iframe|noembed|noframes|title|textarea|plaintext"
@@ -407,10 +408,10 @@ _MARKUP_RE = re.compile(
     + rb"|(?=((?i:" + _RAW_NAMES + rb"))(?:[\t\n\f\r />]|\Z))?+((?=[A-Za-z])[^\t\n\f\r />]++"
     rb"(?:[\t\n\f\r /]++|" + _ATTR + rb")*+)(?:>|\Z)"
     rb"(?(1)(?:(?<!/>)[^<]*+(?:<(?!/(?i:\1)[\t\n\f\r />])[^<]*+)*+)?+))",
-    re.S,
+    re.DOTALL,
 )
 _TAG_NAME_RE = re.compile(rb"[^\t\n\f\r />]++")
-_ATTR_RE = re.compile(_ATTR, re.S)
+_ATTR_RE = re.compile(_ATTR, re.DOTALL)
 
 
 def count_markup(data: bytes) -> tuple[int, int, int]:
