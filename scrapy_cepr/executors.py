@@ -43,7 +43,11 @@ have taken ``CEPR_POOL_AFTER_SECONDS`` (default 1 s, about 150 pages of 7 ms) th
 is started in the background, and pages go to it as soon as its workers are up. A crawl
 of a few dozen pages (and ``scrapy shell``) never starts a worker and runs at the inline
 speed; a long crawl gets the pool after about a second. The inline pages cannot be
-interrupted by ``CEPR_TIMEOUT`` (a slow one is logged); ``CEPR_POOL_AFTER_SECONDS=0``
+interrupted by ``CEPR_TIMEOUT`` (a slow one is logged), so the inline phase is bounded:
+it takes only pages up to :data:`INLINE_MAX_BYTES` (a larger page starts the pool and
+waits for it), whose worst case under the parse bounds of
+:func:`scrapy_cepr.core.parse.check_bounds` is under 1 s, and none at all when
+``CEPR_TIMEOUT`` is below :data:`INLINE_WORST_SECONDS`; ``CEPR_POOL_AFTER_SECONDS=0``
 starts the pool when the spider opens, so that every page has the timeout.
 
 Common rules of the pools:
@@ -95,8 +99,10 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import queue
 import subprocess
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor
@@ -392,14 +398,76 @@ class _PoolExecutor(_WorkersExecutor):
             logger.exception("Error while stopping a %s pool", self.name)
 
 
+class _DaemonThreadPool(concurrent.futures.Executor):
+    """A fixed pool of *max_workers* daemon threads taking calls from a queue.
+
+    :class:`~concurrent.futures.ThreadPoolExecutor` joins its threads when the
+    interpreter exits, so a runaway page kept a finished crawl alive until the page
+    ended; these threads are daemons and are not joined: a page abandoned after a
+    timeout ends with the process."""
+
+    def __init__(self, max_workers: int, thread_name_prefix: str = "cepr") -> None:
+
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._shutdown = False
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._work, name=f"{thread_name_prefix}_{i}", daemon=True)
+                         for i in range(max_workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, fn, args, kwargs = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - the caller gets it from the future
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            future: concurrent.futures.Future = concurrent.futures.Future()
+            self._queue.put((future, fn, args, kwargs))
+            return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            if self._shutdown:
+                return
+            self._shutdown = True
+            if cancel_futures:
+                while True:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is not None:
+                        item[0].cancel()
+            for _ in self._threads:
+                self._queue.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
+
+
 class ThreadExecutor(_PoolExecutor):
-    """A thread pool of ``max_workers`` threads. A timed-out page's thread cannot be
-    killed: it is abandoned (its result dropped) and finishes on its own."""
+    """A thread pool of ``max_workers`` daemon threads. A timed-out page's thread cannot
+    be killed: it is abandoned (its result dropped) and finishes on its own, or ends
+    with the process (the threads are daemons, never waited for at exit)."""
 
     name = "thread"
 
     def _new_executor(self) -> concurrent.futures.Executor:
-        return concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="cepr")
+        return _DaemonThreadPool(self.max_workers, thread_name_prefix="cepr")
 
 
 class PoolProcessExecutor(_PoolExecutor):
@@ -786,10 +854,24 @@ def _retrieve(future: asyncio.Future) -> None:
         future.exception()
 
 
+#: Largest page (bytes, or characters of a str) that :class:`LazyPoolExecutor` cleans
+#: inline before its pool runs; a larger page starts the pool and waits for it. Under
+#: the parse bounds (:func:`scrapy_cepr.core.parse.check_bounds`) the slowest page of
+#: this size measured takes under 1 s with every page-model method (``docs/parsing.md``).
+INLINE_MAX_BYTES = 256_000
+
+#: Below this ``timeout`` (seconds) :class:`LazyPoolExecutor` has no inline phase: every
+#: page goes to the pool, so that no page holds the reactor longer than the timeout.
+INLINE_WORST_SECONDS = 2.0
+
+
 class LazyPoolExecutor(Executor):
     """A thread or process *pool* started lazily (see the module docstring): pages run
     inline (:class:`InlineExecutor`) until they have taken *after_seconds* in total, then
     the pool starts in the background and takes the pages once its workers are up.
+    Only pages :meth:`takes_inline` accepts run inline: a larger page starts the pool at
+    once and waits for it, so that the reactor is never held longer than the worst
+    case of a page of :data:`INLINE_MAX_BYTES` (below ``timeout``).
 
     :param pool: the :class:`ThreadExecutor` or :class:`ProcessExecutor` to start.
     :param after_seconds: inline extraction seconds before the pool starts (>= 0; 0 =
@@ -840,6 +922,14 @@ class LazyPoolExecutor(Executor):
     async def run(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict, float]:
         if self._ready:
             return await self.pool.run(html, url, method, params)
+        if not self.takes_inline(html):
+            self._start_pool()
+            assert self._starting is not None
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._starting)
+            if self._ready:
+                return await self.pool.run(html, url, method, params)
+            # the pool could not start (logged): the page goes inline after all
         if not self._warmed:  # once, not charged to the first page
             self._warmed = True
             warm_up(method)
@@ -849,6 +939,12 @@ class LazyPoolExecutor(Executor):
         if self.inline_seconds >= self.after_seconds:
             self._start_pool()
         return result, seconds
+
+    def takes_inline(self, html: str | bytes) -> bool:
+        """Whether the inline phase may take *html*: at most :data:`INLINE_MAX_BYTES`
+        long, and ``timeout`` at least :data:`INLINE_WORST_SECONDS` (else no page is
+        cleaned inline)."""
+        return self.timeout >= INLINE_WORST_SECONDS and len(html) <= INLINE_MAX_BYTES
 
     @property
     def restarts(self) -> int:

@@ -397,3 +397,80 @@ def test_lazy_pool_cleans_small_crawls_inline_and_starts_the_pool_later():
     assert first == last and first["title"] == "Storm hits coast"
     assert not started_after_one
     assert inline_pages >= 1 and inline_after == inline_pages  # the last page went to the pool
+
+
+# Issue 18 item 4: a runaway page must not keep the crawl alive, and no page may hold
+# the reactor longer than CEPR_TIMEOUT, from the first page on.
+_THREAD_EXIT_SCRIPT = """
+import asyncio, time
+from scrapy_cepr.executors import ExtractionTimeout, ThreadExecutor
+
+def runaway(html, url, method, params):
+    time.sleep(float(html))
+    return {"title": None, "body": ""}, 0.0
+
+async def go():
+    executor = ThreadExecutor(max_workers=1, timeout=0.5, worker=runaway)
+    await executor.start()
+    try:
+        await executor.run("60", None, "setpr", {})
+    except ExtractionTimeout:
+        print("timeout")
+    await executor.aclose()
+
+asyncio.run(go())
+"""
+
+
+def test_thread_executor_does_not_keep_the_process_alive_after_a_timeout(tmp_path):
+    import subprocess
+    import sys
+
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", _THREAD_EXIT_SCRIPT], check=False, capture_output=True, text=True, timeout=50,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "timeout"
+    assert time.monotonic() - start < 15  # not the runaway page's 60 s
+
+
+def _where_worker(html, url, method, params):
+    import threading
+
+    return {"title": threading.current_thread().name, "body": "x"}, 0.0
+
+
+def test_lazy_pool_sends_a_large_page_to_the_pool_even_before_it_starts():
+    # The inline phase only takes pages up to INLINE_MAX_BYTES (their worst case under the
+    # parse bounds is well below CEPR_TIMEOUT); a larger first page waits for the pool.
+    from scrapy_cepr.executors import INLINE_MAX_BYTES
+
+    async def go():
+        executor = make_executor("thread", max_workers=1, timeout=30, worker=_where_worker, pool_after_seconds=60)
+        await executor.start()
+        try:
+            small, _ = await executor.run("<p>small</p>", None, "setpr", {})
+            large, _ = await executor.run("<p>" + "x" * INLINE_MAX_BYTES + "</p>", None, "setpr", {})
+            return small["title"], large["title"]
+        finally:
+            executor.shutdown()
+
+    small, large = asyncio.run(go())
+    assert small == "MainThread"
+    assert large.startswith("cepr")
+
+
+def test_lazy_pool_has_no_inline_phase_when_the_timeout_is_below_its_worst_case():
+    from scrapy_cepr.executors import INLINE_WORST_SECONDS
+
+    async def go():
+        executor = make_executor("thread", max_workers=1, timeout=INLINE_WORST_SECONDS / 2, worker=_where_worker,
+                                 pool_after_seconds=60)
+        await executor.start()
+        try:
+            result, _ = await executor.run("<p>small</p>", None, "setpr", {})
+            return result["title"]
+        finally:
+            executor.shutdown()
+
+    assert asyncio.run(go()).startswith("cepr")

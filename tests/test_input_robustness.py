@@ -140,3 +140,123 @@ def test_type_error_message_grammar():
         _coerce("CEPR_RADIUS", "two", "int")
     assert "a int" not in str(info.value)
     assert "CEPR_RADIUS" in str(info.value)
+
+
+# Issue 18 item 4: a page can stall the crawl -------------------------------------------
+# libxml2's duplicate-attribute check is quadratic in the attributes of one element, and
+# the tree's memory grows with the elements and attributes: the page is refused, before
+# the parse, above the bounds of scrapy_cepr.core.parse.check_bounds.
+
+
+def _attribute_bomb(attributes: int, elements: int = 1) -> str:
+    tag = "<div " + " ".join(f"a{i}=x" for i in range(attributes)) + ">x</div>"
+    return f"<html><head><title>Bomb</title></head><body>{tag * elements}<p>{SENTENCE}.</p></body></html>"
+
+
+def test_an_attribute_bomb_is_refused_before_the_parse():
+    from scrapy_cepr.core.errors import ExtractionError, TooComplexError
+
+    html = _attribute_bomb(30_000)  # libxml2 alone: about 2 s
+    start = time.perf_counter()
+    with pytest.raises(TooComplexError, match=r"page too complex: 30,000 attributes on one element \(limit 1,000\)"):
+        extract(html)
+    assert time.perf_counter() - start < 1.0
+    assert issubclass(TooComplexError, ExtractionError)
+
+
+def test_quoted_values_cannot_hide_attributes_from_the_bound():
+    # ">" inside quoted values, a quote inside a name, "<" inside values: the tag is one
+    # element to libxml2 (HTML tokenizer), so all its attributes count.
+    from scrapy_cepr.core.errors import TooComplexError
+
+    attrs = " ".join(f"a{i}='>' b{i}=\"<p>\" c'{i} d{i}=x\"y" for i in range(400))
+    html = f"<html><body><div {attrs}>x</div><p>{SENTENCE}.</p></body></html>"
+    with pytest.raises(TooComplexError, match="1,600 attributes on one element"):
+        extract(html)
+
+
+def test_many_elements_with_many_attributes_are_refused():
+    from scrapy_cepr.core.errors import TooComplexError
+
+    with pytest.raises(TooComplexError, match=r"attributes \(limit 200,000\)"):
+        extract(_attribute_bomb(900, elements=600))  # 540,000 attributes, 5 MB
+
+
+def test_a_huge_flat_tree_is_refused():
+    from scrapy_cepr.core.errors import TooComplexError
+
+    html = "<html><body>" + "<i>x</i>" * 300_000 + "</body></html>"
+    with pytest.raises(TooComplexError, match=r"more than 100,000 elements \(the limit\)"):
+        extract(html)
+
+
+def test_pages_within_the_bounds_are_extracted():
+    # Just below each bound: extracted as before.
+    html = _attribute_bomb(1_000).replace("<p>", f"<p>{SENTENCE}, and more. </p><p>")
+    assert SENTENCE in extract(html, method="setpr").body
+    flat = "<html><body>" + "<i>x</i>" * 1_000 + f"<p>{SENTENCE}.</p></body></html>"
+    assert SENTENCE in extract(flat).body
+
+
+def test_the_bounds_in_a_crawl_export_failed_with_the_reason():
+    from scrapy_cepr.core.errors import TooComplexError
+    from scrapy_cepr.worker import extract_page
+
+    with pytest.raises(TooComplexError):
+        extract_page(_attribute_bomb(5_000), "http://example.com/", "cepr-article", {})
+
+
+_HTML_PIECES = ["<div", "<p", "<script>", "</script>", "<title>", "</title", "<textarea/>", "<iframe/>", "<!--",
+                "-->", "<!-->", "<!", "<?", "</", "</p", ">", "/>", " ", "/", "=", '"', "'", "a", "b=", "c='>'",
+                'd="<"', "e=x", "<br", "\n", "<style>", "</style>", "x<y", "--!>", "<plaintext>", "<xmp>",
+                "</xmp>", "<noscript>", "<svg><title>", "</svg>"]
+
+
+def test_count_markup_is_never_below_the_tree_libxml2_builds():
+    # The bound is safe only if its counts are never below libxml2's: checked on random
+    # sequences of the tokenizer's tricky pieces (quotes, raw text, comments, "/>").
+    from lxml import etree
+
+    from scrapy_cepr.core.parse import count_markup
+
+    rng = random.Random(18)
+    for _ in range(3_000):
+        data = "".join(rng.choice(_HTML_PIECES) for _ in range(rng.randint(1, 40))).encode()
+        root = etree.fromstring(b"<html><body>" + data, etree.HTMLParser(remove_comments=True))
+        elements = [el for el in root.iter() if isinstance(el.tag, str)] if root is not None else []
+        sizes = [len(el.attrib) for el in elements]
+        count = count_markup(b"<html><body>" + data)
+        assert count[0] + 3 >= len(elements), data
+        assert count[1] >= sum(sizes), data
+        assert count[2] >= max(sizes, default=0), data
+
+
+# Issue 18 item 11: memory. An 8 MB page of 1 M tiny elements took 686 MB in a worker.
+_MEMORY_SCRIPT = """
+import resource
+from scrapy_cepr import extract
+from scrapy_cepr.core.errors import TooComplexError
+extract("<html><body><p>Warm up, one sentence here.</p></body></html>")
+html = "<html><body><p>Story.</p>" + "<i>w</i>" * 1_000_000 + "</body></html>"
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    extract(html)
+    print("extracted", end=" ")
+except TooComplexError:
+    print("refused", end=" ")
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+"""
+
+
+def test_a_page_of_a_million_tiny_elements_is_refused_with_little_memory():
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], check=False, capture_output=True, text=True,
+                         timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert out.returncode == 0, out.stderr
+    outcome, growth_mb = out.stdout.split()
+    assert outcome == "refused"
+    assert int(growth_mb) < 100  # MB over the worker's peak before the page (was 686)

@@ -51,6 +51,8 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-ar
         (the message names it and the allowed range). Checked before any parsing.
     :raises NotHTMLError: the input is binary (PDF, image …), JSON or text without
         markup.
+    :raises TooComplexError: the page is above a parse bound (too many attributes on
+        one element, attributes or elements; :func:`scrapy_cepr.core.parse.check_bounds`).
     :raises TypeError: *html* is neither str nor bytes.
 
     >>> r = extract("<html><head><title>Hi | Site</title></head><body><h1>Hi</h1>"

@@ -7,7 +7,7 @@ input that is HTML but has no text gives an empty :class:`~scrapy_cepr.Extractio
 
 from __future__ import annotations
 
-__all__ = ["ExtractionError", "NotHTMLError", "ParseError"]
+__all__ = ["ExtractionError", "NotHTMLError", "ParseError", "TooComplexError"]
 
 
 class ExtractionError(Exception):
@@ -33,4 +33,14 @@ class ParseError(ExtractionError):
     the page.
 
     Raised by :func:`scrapy_cepr.extract` (see :mod:`scrapy_cepr.core.parse`).
+    """
+
+
+class TooComplexError(ExtractionError):
+    """The HTML is above a bound that keeps its parse linear and its memory bounded:
+    too many attributes on one element, attributes in all, or elements (the limits of
+    :func:`scrapy_cepr.core.parse.check_bounds`, checked before the parse).
+
+    Raised by :func:`scrapy_cepr.extract`; a crawl exports the page with
+    ``cepr_error`` = ``"failed: TooComplexError: page too complex: …"``.
     """

@@ -193,6 +193,8 @@ class Page:
             (:func:`sniff_not_html`).
         :raises ParseError: the page is nested too deep to be parsed whole
             (:func:`~scrapy_cepr.core.parse.parse_html`).
+        :raises TooComplexError: too many attributes on one element, attributes or
+            elements (:func:`~scrapy_cepr.core.parse.check_bounds`, before the parse).
         :raises TypeError: *html* is neither str nor bytes.
 
         Empty, whitespace-only and text-less pages give a Page with no text nodes. The

@@ -35,6 +35,16 @@ can lose its body (issue "parse as a browser would"):
 
 On an ordinary page the checks cost a look at the parser's last error, at the children
 of ``<html>`` and at those of ``<head>``; nothing is re-parsed or moved.
+
+**Bounds checked before the parse** (:func:`check_bounds`, issue "a page can stall the
+crawl"). libxml2 checks each new attribute of an element against the ones before it, so
+an element with *k* attributes costs time quadratic in *k*, and the tree's memory grows
+with the number of elements and attributes. Before parsing,
+:func:`count_markup` tokenizes the start tags as the HTML standard's tokenizer does (the
+one libxml2 2.14 follows: quoted values, raw-text elements, comments) in one linear
+regular-expression pass, and a page above :data:`MAX_ATTRIBUTES_PER_ELEMENT`,
+:data:`MAX_ATTRIBUTES` or :data:`MAX_ELEMENTS` raises :class:`~.errors.TooComplexError`.
+The limits, their measurements and the scan's cost are in ``docs/parsing.md``.
 """
 
 from __future__ import annotations
@@ -44,9 +54,12 @@ import re
 
 from lxml import etree
 
-from .errors import ParseError
+from .errors import ParseError, TooComplexError
 
-__all__ = ["HEAD_TAGS", "MAX_DEPTH", "REMOVED_TAGS", "flatten_source", "flatten_tree", "parse_html", "repair_layout"]
+__all__ = [
+    "HEAD_TAGS", "MAX_ATTRIBUTES", "MAX_ATTRIBUTES_PER_ELEMENT", "MAX_DEPTH", "MAX_ELEMENTS", "REMOVED_TAGS",
+    "check_bounds", "count_markup", "flatten_source", "flatten_tree", "parse_html", "repair_layout",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -116,10 +129,12 @@ def parse_html(data: bytes) -> etree._Element | None:
     :data:`REMOVED_TAGS` stripped; None when there is nothing to parse.
 
     :raises ParseError: the page is nested too deep to be parsed whole, even flattened.
+    :raises TooComplexError: the page is above a bound of :func:`check_bounds`.
     """
     data = _XML_DECL_RE.sub(b"", data, count=1)
     if not data.strip():
         return None
+    check_bounds(data)
     root, cut = _parse_once(data, huge=False)
     if cut:
         logger.debug("libxml2 stopped early (%s); parsing again with huge_tree", cut)
@@ -357,3 +372,118 @@ def flatten_source(data: bytes, max_depth: int = MAX_DEPTH) -> bytes:
                     pass
     out.append(data[pos:])
     return b"".join(out)
+
+
+#: Most attributes on one element (start tag) before the page is refused: libxml2's
+#: duplicate-attribute check is quadratic in this number (see ``docs/parsing.md``).
+MAX_ATTRIBUTES_PER_ELEMENT = 1_000
+
+#: Most attributes on the whole page (they bound the tree's memory).
+MAX_ATTRIBUTES = 200_000
+
+#: Most elements (start tags) on the whole page (they bound the memory of the tree and
+#: the page model, as trafilatura bounds its tree size).
+MAX_ELEMENTS = 100_000
+
+# The start tags, comments and raw-text elements of the HTML standard's tokenizer
+# (WHATWG HTML §13.2.5; libxml2 >= 2.14 follows it): tag names and attribute names end
+# at ASCII whitespace, "/" or ">"; a value is quoted (it may hold ">" and "<") or runs
+# to whitespace or ">"; the content of script, style, textarea, title … (raw text) is
+# not markup, up to the first end tag of the same name; a comment ends at the first
+# "-->", "--!>" (or at once for "<!-->" and "<!--->"); as in libxml2, a raw-text start
+# tag that ends with "/>" has no content. Each match gives (raw-text name, start tag
+# without its "<"); an end tag or a comment gives empty ones. Every choice that could
+# differ from the parser errs on the side of more markup (a raw-text element or comment
+# ends at the earliest end a parser could give it), so the counts are never below
+# libxml2's.
+_ATTR_VALUE = rb"""(?:"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z)|[^\t\n\f\r >]*+)"""
+_ATTR = rb"(?:=[^\t\n\f\r />=]*+|[^\t\n\f\r />=]++)(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+" + _ATTR_VALUE + rb")?+"
+_RAW_NAMES = rb"script|style|xmp|iframe|noembed|noframes|title|textarea|plaintext"
+_TAG_END = rb"(?:[\t\n\f\r /]++|" + _ATTR + rb")*+(?:>|\Z)"
+_MARKUP_RE = re.compile(
+    rb"<(?:!--(?:>|->|.*?(?:--!?>|\Z))"
+    rb"|[!?][^>]*+>?"
+    rb"|/[^A-Za-z>][^>]*+>?"
+    rb"|/[A-Za-z][^\t\n\f\r />]*+" + _TAG_END
+    + rb"|(?=((?i:" + _RAW_NAMES + rb"))(?:[\t\n\f\r />]|\Z))?+((?=[A-Za-z])[^\t\n\f\r />]++"
+    rb"(?:[\t\n\f\r /]++|" + _ATTR + rb")*+)(?:>|\Z)"
+    rb"(?(1)(?:(?<!/>)[^<]*+(?:<(?!/(?i:\1)[\t\n\f\r />])[^<]*+)*+)?+))",
+    re.DOTALL,
+)
+_TAG_NAME_RE = re.compile(rb"[^\t\n\f\r />]++")
+_ATTR_RE = re.compile(_ATTR, re.DOTALL)
+
+
+def count_markup(data: bytes) -> tuple[int, int, int]:
+    """``(elements, attributes, most attributes on one element)`` of the HTML *data*,
+    counted on its start tags as the HTML standard's tokenizer reads them (see
+    :func:`check_bounds`), in one linear pass; at least what libxml2 builds (it adds
+    only ``html``, ``head`` and ``body`` when they are missing, and keeps one of each
+    duplicate attribute).
+
+    >>> count_markup(b'<p class=a id="x>y">One<br/><script>if (a<b) x="<i z>"</script>')
+    (3, 2, 2)
+    """
+    return _count(data, 0, 0)
+
+
+def _attributes(tag: bytes) -> int:
+    """The attributes of a start *tag* (its name and attribute part, without ``<``)."""
+    return len(_ATTR_RE.findall(tag, _TAG_NAME_RE.match(tag).end()))
+
+
+def _count(data: bytes, most_from: int, total_from: int, elements_to: int = 0) -> tuple[int, int, int]:
+    """:func:`count_markup`; the attributes in all counted only if they may be more
+    than *total_from* (else an upper bound), the most on one element only among the
+    elements that may hold more than *most_from* (else 0); the count stops (the other
+    two are 0) once it finds more than *elements_to* elements (0: never)."""
+    if elements_to and data.count(b"<") > elements_to:  # maybe too many: stop at the bound
+        tags = []
+        for match in _MARKUP_RE.finditer(data):
+            if match.group(2):
+                tags.append(match.group(2))
+                if len(tags) > elements_to:
+                    return len(tags), 0, 0
+    else:
+        tags = [tag for _raw, tag in _MARKUP_RE.findall(data) if tag]
+    if not tags:
+        return 0, 0, 0
+    # An attribute takes at least 2 bytes (a name and a separator; the tag name is one
+    # more): a tag of n bytes holds at most n // 2 attributes.
+    total = sum(map(len, tags)) // 2
+    if total > total_from:
+        total = sum(_attributes(tag) for tag in tags)
+    most = 0
+    if max(map(len, tags)) // 2 > most_from:
+        for tag in sorted(tags, key=len, reverse=True):
+            if len(tag) // 2 <= max(most, most_from):
+                break
+            most = max(most, _attributes(tag))
+    return len(tags), total, most
+
+
+def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attributes: int = MAX_ATTRIBUTES,
+                 max_per_element: int = MAX_ATTRIBUTES_PER_ELEMENT) -> tuple[int, int, int]:
+    """Refuse, before parsing, HTML *data* whose parse would be superlinear or too big:
+    more than *max_per_element* attributes on one element, *max_attributes* in all, or
+    *max_elements* elements (0 = no limit for that count). Returns the counts of
+    :func:`count_markup`, except that the attributes in all are an upper bound when it
+    is within *max_attributes*, and the most attributes on one element 0 when within
+    *max_per_element*.
+
+    :raises TooComplexError: a count is above its bound (the message names it).
+
+    >>> check_bounds(b"<p a b c>x</p>", max_per_element=2)
+    Traceback (most recent call last):
+    ...
+    scrapy_cepr.core.errors.TooComplexError: page too complex: 3 attributes on one element (limit 2)
+    """
+    elements, attributes, most = counts = _count(data, max_per_element, max_attributes, max_elements)
+    if max_per_element and most > max_per_element:
+        raise TooComplexError(f"page too complex: {most:,} attributes on one element (limit {max_per_element:,})")
+    if max_attributes and attributes > max_attributes:
+        raise TooComplexError(f"page too complex: {attributes:,} attributes (limit {max_attributes:,})")
+    if max_elements and elements > max_elements:
+        # (the count stopped at the bound)
+        raise TooComplexError(f"page too complex: more than {max_elements:,} elements (the limit)")
+    return counts
