@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import __version__
-from .core.api import extract
+from .api import extract
 from .core.errors import ExtractionError, NotHTMLError
 from .evaluation import (
     BenchmarkCounts,

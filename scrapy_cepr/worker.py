@@ -24,7 +24,7 @@ from typing import Any, Self
 
 from w3lib.encoding import html_to_unicode
 
-from .core.api import extract, extract_with_page
+from .api import extract, extract_with_page
 from .core.page import Page
 from .core.pagetype import page_type
 
@@ -79,11 +79,11 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
         (``CEPR_BODY_FORMATS``), computed here while the page is parsed
         (:func:`scrapy_cepr.core.formats.body_html` on the page already in memory).
     :param metadata: also read the article's metadata (``CEPR_METADATA``,
-        :func:`scrapy_cepr.metadata.extract_metadata`).
+        :func:`scrapy_cepr.core.metadata.extract_metadata`).
     :param detect_page_type: run :func:`scrapy_cepr.core.pagetype.page_type` (False with
         ``CEPR_NON_ARTICLE="keep"``: the result's ``"page_type"`` is then None).
     :param byline: ``"move"`` removes the byline line from the body formats when the
-        metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.metadata.move_byline`).
+        metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.core.metadata.move_byline`).
     :returns: ``(result, seconds)``: ``{"title": str | None, "body": str, "page_type":
         "article" | "list" | None}`` plus ``body_html`` / ``body_markdown`` / ``metadata``
         when asked, and ``body_styled_html`` when the method made one (``wang2009`` with
@@ -133,11 +133,11 @@ def _add_formats(out: dict[str, Any], page: Page, extraction: Any, url: str | No
             out["body_html"] = lines_html(extraction.body)
     meta = None
     if metadata or byline == "move":
-        from .metadata import extract_metadata
+        from .core.metadata import extract_metadata
 
         meta = extract_metadata(page.source, url=url, headline=extraction.title, content_html=out.get("body_html"))
     if byline == "move" and meta is not None:
-        from .metadata import move_byline
+        from .core.metadata import move_byline
 
         out["body"], line = move_byline(out["body"], meta["authors"])
         if line is not None and "body_html" in out:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_cepr import extract
-from scrapy_cepr.metadata import METADATA_KEYS, empty_metadata, extract_metadata, guess_language, move_byline
+from scrapy_cepr.core.metadata import METADATA_KEYS, empty_metadata, extract_metadata, guess_language, move_byline
 from scrapy_cepr.settings import CEPRConfig
 from scrapy_cepr.worker import extract_page
 

@@ -44,6 +44,7 @@ from lxml import etree
 
 from .page import BLOCK_TAGS, Page
 from .parse import _xml_safe
+from .text import assemble_body
 
 __all__ = [
     "ALLOWED_ATTRIBUTES",
@@ -331,8 +332,6 @@ def _markdown_converter() -> Any:
 
 
 def _kept_lines(page: Page, keep: np.ndarray) -> list[str]:
-    from .result import assemble_body
-
     return assemble_body(page.texts, page.blocks, keep).split("\n")
 
 
