@@ -40,7 +40,7 @@ the wall time). The HTML the middleware attached is removed from the item after
 extraction unless ``CEPR_KEEP_HTML=True`` (a dict or ``scrapy.Item`` loses the key; a
 dataclass or attrs item, whose fields are attributes, gets None). With
 ``CEPR_KEEP_HTML=True`` the field is exported as the decoded page (``str``, exactly
-``response.text``): the page travels as bytes (:class:`~scrapy_cepr.worker.HtmlBytes`)
+``response.text``): the page travels as bytes (:class:`~scrapy_cepr.transport.HtmlBytes`)
 and is decoded in the crawler only in that case.
 
 Order: the add-on places the pipeline at priority 100
@@ -86,9 +86,11 @@ from scrapy.utils.defer import deferred_from_coro
 
 from .core.errors import ExtractionError
 from .executors import Executor, ExtractionTimeout, WorkerDied, make_executor
-from .middlewares import PageRef, PageStore, _try_set, response_page
+from .pagestore import PageRef, PageStore, response_page
+from .pagestore import try_set as _try_set
 from .settings import CEPRConfig
-from .worker import HtmlBytes, extract_page
+from .transport import HtmlBytes
+from .worker import extract_page
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -134,7 +136,7 @@ class CEPRPipeline:
             raise NotConfigured("CEPR_ENABLED is False")
         self.stats = crawler.stats
         #: The side channel filled by :class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware`.
-        self.pages = PageStore(self.config.max_pending_pages)
+        self.pages = PageStore.from_crawler(crawler)
         self.executor: Executor | None = None
         self._class_errors: dict[type, str | None] = {}
         self._closing: Any = None

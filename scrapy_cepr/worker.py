@@ -4,7 +4,7 @@ process worker, :func:`serve`.
 It lives in its own small module so that a process worker (a fresh interpreter running
 :func:`serve`, or a ``spawn``/``forkserver`` worker of the fallback pool) imports only
 the extraction core, never Scrapy or Twisted. It takes and returns plain data: the page
-as :class:`HtmlBytes` (the response body and its encoding; what the spider middleware
+as :class:`~scrapy_cepr.transport.HtmlBytes` (the response body and its encoding; what the spider middleware
 attaches), ``bytes`` or ``str`` in; the title and body in a small dict and a float out
 (lxml trees and numpy arrays never cross the process boundary).
 
@@ -22,46 +22,12 @@ import sys
 import time
 from typing import Any, Self
 
-from w3lib.encoding import html_to_unicode
-
 from .api import extract, extract_with_page
 from .core.page import Page
 from .core.pagetype import page_type
+from .transport import HtmlBytes
 
 __all__ = ["HtmlBytes", "extract_page", "init_process_worker", "ping", "serve", "warm_up"]
-
-
-class HtmlBytes(bytes):
-    """The raw body of an HTML response together with its character encoding.
-
-    A ``bytes`` subclass (so size checks, slicing and ``==`` work as on the body) with one
-    attribute, :attr:`encoding`: the charset Scrapy determined for the response (BOM,
-    HTTP ``Content-Type``, ``<meta charset>``, else inferred), or None when unknown (the
-    core then looks for a BOM or ``<meta charset>`` and falls back on UTF-8).
-    :meth:`text` decodes it exactly as :attr:`scrapy.http.TextResponse.text` does.
-    It pickles as ``(bytes, encoding)``.
-
-    >>> page = HtmlBytes("<p>新闻</p>".encode("gbk"), "gbk")
-    >>> len(page), page.encoding, page.text()
-    (11, 'gbk', '<p>新闻</p>')
-    >>> import pickle; pickle.loads(pickle.dumps(page)).encoding
-    'gbk'
-    """
-
-    encoding: str | None
-
-    def __new__(cls, body: bytes, encoding: str | None = None) -> Self:
-        self = super().__new__(cls, body)
-        self.encoding = encoding
-        return self
-
-    def __reduce__(self) -> tuple[type[Self], tuple[bytes, str | None]]:
-        return (type(self), (bytes(self), self.encoding))
-
-    def text(self) -> str:
-        """The decoded page, as Scrapy's ``response.text`` (w3lib: BOM first, then
-        :attr:`encoding`; invalid sequences become U+FFFD)."""
-        return html_to_unicode(f"charset={self.encoding}" if self.encoding else None, bytes(self))[1]
 
 
 def extract_page(html: str | bytes, url: str | None, method: str, params: dict[str, Any], *,
