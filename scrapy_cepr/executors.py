@@ -104,17 +104,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from .exceptions import ExtractionTimeout, WorkerDied
 from .transport import REPLY_HEADER, decode_reply, encode_request, encode_setup
 from .worker import extract_page, init_process_worker, ping, warm_up
 
 __all__ = [
     "Executor",
-    "ExtractionTimeout",
     "InlineExecutor",
     "LazyPoolExecutor",
     "ProcessExecutor",
     "ThreadExecutor",
-    "WorkerDied",
     "make_executor",
 ]
 
@@ -129,14 +128,6 @@ WARM_UP_TIMEOUT = 120.0
 #: Pages submitted at once per pool worker: one running, one waiting (see the module
 #: docstring). Measured on 2 cores, benchmarks/crawl_throughput.py: see the README.
 IN_FLIGHT_PER_WORKER = 2
-
-
-class ExtractionTimeout(Exception):
-    """A page took longer than ``CEPR_TIMEOUT`` seconds and was abandoned."""
-
-
-class WorkerDied(Exception):
-    """The worker process running the page died (the pool broke); the page was lost."""
 
 
 class _Collateral(Exception):

@@ -20,14 +20,14 @@ import pickle
 import signal
 import sys
 import time
-from typing import Any, Self
+from typing import Any
 
 from .api import extract, extract_with_page
 from .core.page import Page
 from .core.pagetype import page_type
-from .transport import HtmlBytes
+from .transport import HtmlBytes as HtmlBytes  # defined there before issue 19
 
-__all__ = ["HtmlBytes", "extract_page", "init_process_worker", "ping", "serve", "warm_up"]
+__all__ = ["extract_page", "init_process_worker", "ping", "serve", "warm_up"]
 
 
 def extract_page(html: str | bytes, url: str | None, method: str, params: dict[str, Any], *,

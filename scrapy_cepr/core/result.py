@@ -13,7 +13,7 @@ import numpy as np
 from .page import dotted_paths
 from .text import assemble_body
 
-__all__ = ["Extraction", "NodeTable", "assemble_body", "text_node_extraction"]
+__all__ = ["Extraction", "NodeTable", "text_node_extraction"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,7 +29,7 @@ from ..core.setpr import PAPER_ALPHA, CEPRParams, histogram
 from ..core.threshold import std_content_mask
 from ..core.title import pick_title
 
-__all__ = ["PAPER_ALPHA", "CEPRParams", "run"]
+__all__ = ["run"]
 
 def run(page: Page, params: CEPRParams, variant: str = "setpr") -> Extraction:
     """Extract the main content of *page* with CEPR-*variant* (paper Fig. 8).

@@ -90,7 +90,7 @@ from ..core.region import DomTable
 from ..core.result import Extraction, text_node_extraction
 from ..core.title import pick_title, strip_site_name
 
-__all__ = ["ElementTable", "NCEParams", "comment_start", "run", "separator_node", "title_search"]
+__all__ = ["ElementTable", "run", "separator_node", "title_search"]
 
 logger = logging.getLogger(__name__)
 
