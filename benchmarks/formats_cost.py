@@ -43,9 +43,9 @@ import lxml.html
 
 from scrapy_cepr import extract, get_method
 from scrapy_cepr.core.formats import body_html, html_to_markdown
+from scrapy_cepr.core.metadata import extract_metadata
 from scrapy_cepr.core.page import Page, decode_html
 from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus
-from scrapy_cepr.core.metadata import extract_metadata
 from scrapy_cepr.worker import extract_page
 
 STEPS = ("parse", "extract", "html (crawl)", "html (lazy)", "markdown", "metadata")

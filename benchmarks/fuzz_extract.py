@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     for method in methods:
         print(f"fuzzing {method} for {args.seconds:.0f} s ...", file=sys.stderr)
         rows.append(fuzz_method(method, args.seconds, args.max_seconds, Path(args.out)))
-    print("| method | examples | ok | empty | documented error | other exceptions | > {:g} s | median ms | max s |".format(args.max_seconds))
+    print(f"| method | examples | ok | empty | documented error | other exceptions | > {args.max_seconds:g} s | median ms | max s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(

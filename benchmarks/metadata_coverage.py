@@ -34,9 +34,9 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
+from scrapy_cepr.core.metadata import _article, _iso, _parse, _structured, extract_metadata, htmldate_date
 from scrapy_cepr.core.page import decode_html
 from scrapy_cepr.evaluation import CORPUS_ENV, load_corpus
-from scrapy_cepr.core.metadata import _article, _iso, _parse, _structured, extract_metadata, htmldate_date
 
 _LD_SCRIPT = re.compile(r"<script[^>]*application/ld\+json[^>]*>.*?</script\s*>", re.IGNORECASE | re.DOTALL)
 

@@ -38,7 +38,6 @@ from urllib.parse import urlsplit
 from . import __version__
 from .api import extract
 from .core.errors import ExtractionError
-from .exceptions import InputError, UsageError
 from .evaluation import FLOOR_TOLERANCE as FLOOR_TOLERANCE  # defined here before issue 19
 from .evaluation import REPIN_COMMAND as REPIN_COMMAND
 from .evaluation import (
@@ -51,6 +50,7 @@ from .evaluation import (
     load_corpus,
     page_loss,
 )
+from .exceptions import InputError, UsageError
 from .methods import METHOD_NAMES, get_method
 
 __all__ = [

@@ -278,7 +278,7 @@ def _md_url(url: str | None) -> str | None:
     scheme, sep, _ = url.partition(":")
     if not sep or scheme.lower() not in _SAFE_SCHEMES:
         return None
-    url = _MD_URL_UNSAFE_RE.sub(lambda m: "%{:02X}".format(ord(m.group())), url)
+    url = _MD_URL_UNSAFE_RE.sub(lambda m: f"%{ord(m.group()):02X}", url)
     return _MD_ENTITY_RE.sub("&amp;", url)
 
 

@@ -24,8 +24,8 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from itertools import islice
 from functools import cached_property
+from itertools import islice
 
 import numpy as np
 from lxml import etree
