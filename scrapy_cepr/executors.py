@@ -294,7 +294,7 @@ class _PoolExecutor(_WorkersExecutor):
         self._retired = []
         for pool in pools:
             starting = pool.ready is not None and not pool.ready.done()
-            if starting:  # workers still starting: stop them, do not wait for them
+            if starting and pool.ready is not None:  # workers still starting: stop them, do not wait
                 pool.ready.cancel()
             if not pool.disposed:
                 if pool.inflight or pool.stuck or starting:
@@ -505,7 +505,7 @@ class _WorkerChannel(asyncio.SubprocessProtocol):
         with contextlib.suppress(ImportError, AttributeError, OSError, ValueError):  # Linux only; best effort
             import fcntl
 
-            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined]
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined,unused-ignore]
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         buffer = self._buffer

@@ -297,7 +297,8 @@ class CEPRPipeline:
         except Exception as exc:  # a bug in a method must not stop the crawl
             logger.debug("Extraction error on %s", url, exc_info=True)
             return self._record("failed", f"failed: {type(exc).__name__}: {exc}", url)
-        self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)
+        # Scrapy annotates inc_value's count as int; it adds any number.
+        self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)  # type: ignore[arg-type]
         values = {"title_field": result["title"], "body_field": result["body"]}
         values.update((name, result[name]) for name in self._extra_fields if name in result)
         page_type = result.get("page_type")
@@ -444,9 +445,9 @@ class CEPRPipeline:
         """Drop *item* when its class cannot take an output field (error logged once)."""
         cls = type(item)
         if cls not in self._class_errors:
-            self._class_errors[cls] = _missing_field_message(cls, self.config)
-            if self._class_errors[cls] is not None:
-                self._class_error(self._class_errors[cls])
+            self._class_errors[cls] = error = _missing_field_message(cls, self.config)
+            if error is not None:
+                self._class_error(error)
         message = self._class_errors[cls]
         if message is not None:
             self.stats.inc_value("cepr/dropped/item_class")

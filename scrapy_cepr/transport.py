@@ -103,6 +103,7 @@ def encode_request(html: str | bytes, url: str | None, method: str, params: dict
     :raises ValueError: the page or its meta part is 4 GiB or more.
     :raises pickle.PicklingError: *params* cannot be pickled.
     """
+    body: bytes | memoryview
     if isinstance(html, str):
         kind, encoding, body = "str", None, html.encode("utf-8", "surrogatepass")
     else:

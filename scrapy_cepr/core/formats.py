@@ -292,11 +292,13 @@ def _md_title(title: str | None) -> str:
 
 def _markdown_converter() -> Any:
     """A markdownify converter that writes safe Markdown (see :func:`html_to_markdown`)."""
-    from markdownify import MarkdownConverter, chomp
+    # markdownify's stub (__init__.pyi) leaves out chomp, MarkdownConverter.escape and
+    # .options, which exist at run time: hence the three ignores below.
+    from markdownify import MarkdownConverter, chomp  # type: ignore[attr-defined]
 
     class SafeMarkdownConverter(MarkdownConverter):
         def escape(self, text: str, parent_tags: Any) -> str:
-            return super().escape(_md_text(text), parent_tags) if text else ""
+            return super().escape(_md_text(text), parent_tags) if text else ""  # type: ignore[misc]
 
         def convert_a(self, el: Any, text: str, parent_tags: Any) -> str:
             if "_noformat" in parent_tags:
@@ -312,7 +314,7 @@ def _markdown_converter() -> Any:
         def convert_img(self, el: Any, text: str, parent_tags: Any) -> str:
             alt = self.escape(" ".join((el.get("alt") or "").split()), parent_tags)
             src = _md_url(el.get("src"))
-            if src is None or ("_inline" in parent_tags and el.parent.name not in self.options["keep_inline_images_in"]):
+            if src is None or ("_inline" in parent_tags and el.parent.name not in self.options["keep_inline_images_in"]):  # type: ignore[attr-defined]
                 return alt
             return f"![{alt}]({src}{_md_title(el.get('title'))})"
 

@@ -232,7 +232,7 @@ class _PagePaths(Sequence):
             self._paths = dotted_paths(self._parents, self._names)
         return self._paths
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         return self._build()[index]
 
     def __len__(self) -> int:
