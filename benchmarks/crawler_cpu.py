@@ -25,7 +25,7 @@ concurrent.futures → asyncio bridge (``_chain_future``, ``wrap_future``), the 
 | transport | ``concurrent/futures/``, ``multiprocessing/``, ``pickle``, ``copyreg``, asyncio \
 ``unix_events``, ``base_subprocess``, ``subprocess``, ``streams``; ``scrapy_cepr/executors.py``, \
 ``scrapy_cepr/*pool*``, ``*transport*`` |
-| side channel (middleware) | ``scrapy_cepr/middlewares.py`` |
+| side channel (middleware) | ``scrapy_cepr/middlewares.py``, ``scrapy_cepr/pagestore.py`` |
 | item handling (pipeline) | ``scrapy_cepr/pipelines.py`` (with the itemadapter and stats calls it makes) |
 | cepr (other); feed export | other ``scrapy_cepr/``; scrapy feedexport, exporters, utils/serialize, \
 ``json/`` |
@@ -122,7 +122,7 @@ PRIORITY: list[tuple[str, Rule]] = [
     ("transport", _any(r"^(concurrent/futures/|multiprocessing/|pickle\.py|copyreg\.py|_compat_pickle\.py)|"
                        r"^asyncio/(unix_events|base_subprocess|subprocess|streams)\.py|"
                        r"^scrapy_cepr/(executors\.py|[^:]*(pool|transport)[^:/]*\.py)")),
-    ("side channel (middleware)", _any(r"^scrapy_cepr/middlewares\.py")),
+    ("side channel (middleware)", _any(r"^scrapy_cepr/(middlewares|pagestore)\.py")),
     ("item handling (pipeline)", _any(r"^scrapy_cepr/pipelines\.py")),
     ("cepr (other)", _any(r"^scrapy_cepr/")),
     ("feed export", _any(r"^scrapy/(extensions/feedexport|exporters|utils/serialize)\.py|^json/")),
