@@ -19,8 +19,8 @@ import json
 import os
 import sys
 
-from scrapy_cepr.core.page import Page
 from scrapy_cepr.core.errors import NotHTMLError
+from scrapy_cepr.core.page import Page
 from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus
 from scrapy_cepr.methods import get_method
 

@@ -59,7 +59,7 @@ PROFILED: list[tuple[str, str, str]] = [
     ("core/page.py", "_parse", "  lxml parse + strip (page._parse)"),
     ("methods/article.py", "run", "cepr-article run (after the page model)"),
     ("core/title.py", "pick_title", "  title (pick_title)"),
-    ("methods/cepr.py", "histogram", "  SETPR histogram H, H'"),
+    ("core/setpr.py", "histogram", "  SETPR histogram H, H'"),
     ("core/page.py", "punct_counts", "    punctuation counts"),
     ("core/region.py", "__init__", "  DomTable"),
     ("methods/article.py", "record_lists", "  comment records (record_lists)"),
@@ -67,7 +67,7 @@ PROFILED: list[tuple[str, str, str]] = [
     ("methods/article.py", "body_subtree", "  body subtree (step 3)"),
     ("methods/article.py", "_sentence_anchor", "  sentence anchor (step 2)"),
     ("core/region.py", "descendants_tagged", "  non-article tags (steps 5-6)"),
-    ("methods/nce.py", "comment_start", "  NCE comment phase (step 8)"),
+    ("core/comments.py", "comment_start", "  NCE comment phase (step 8)"),
     ("methods/article.py", "orphan_headings", "  orphan headings (step 9)"),
     ("core/result.py", "text_node_extraction", "  body assembly (text_node_extraction)"),
 ]

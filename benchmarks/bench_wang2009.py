@@ -34,10 +34,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from train_wang2009 import BODY_CORRECT_F1, f1_of, reference_title, title_ok  # noqa: E402
+
 import scrapy_cepr  # noqa: E402
 from scrapy_cepr.core.page import decode_html  # noqa: E402
 from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus  # noqa: E402
-from train_wang2009 import BODY_CORRECT_F1, f1_of, reference_title, title_ok  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

@@ -11,13 +11,13 @@ rule that *any* frame matches, in this order:
 | category | frames |
 |---|---|
 | imports (start-up) | ``<frozen importlib…>``, ``importlib/`` |
-| extraction (inline) | ``scrapy_cepr/core/``, ``methods/``, ``worker.py`` but ``HtmlBytes`` (pages cleaned \
+| extraction (inline) | ``scrapy_cepr/core/``, ``methods/``, ``worker.py``, ``api.py`` (pages cleaned \
 before the pool is up) |
 | pool start | multiprocessing popen/spawn/forkserver/resource_tracker/``Process.start``, \
 ``ProcessPoolExecutor`` creation, ``subprocess.Popen``, asyncio ``subprocess_exec``; scrapy_cepr ``start``, \
 ``_start*``, ``_launch*``, \
 ``_spawn*``, ``_add_worker*``, ``_make_pool``, ``_new_executor``, ``_await_ready`` |
-| HtmlBytes | ``scrapy_cepr/worker.py`` ``HtmlBytes.*`` (``__new__`` in the middleware, ``__reduce__`` when \
+| HtmlBytes | ``scrapy_cepr/transport.py`` ``HtmlBytes.*`` (``__new__`` in the middleware, ``__reduce__`` when \
 pickled) |
 | futures (asyncio) | a scrapy_cepr frame calling *directly* into asyncio futures, tasks, locks, timeouts, \
 queues, events, base_events (``wait_for``, ``Semaphore``, ``create_future``, ``call_soon`` …); anywhere: the \
@@ -25,7 +25,7 @@ concurrent.futures → asyncio bridge (``_chain_future``, ``wrap_future``), the 
 | transport | ``concurrent/futures/``, ``multiprocessing/``, ``pickle``, ``copyreg``, asyncio \
 ``unix_events``, ``base_subprocess``, ``subprocess``, ``streams``; ``scrapy_cepr/executors.py``, \
 ``scrapy_cepr/*pool*``, ``*transport*`` |
-| side channel (middleware) | ``scrapy_cepr/middlewares.py`` |
+| side channel (middleware) | ``scrapy_cepr/middlewares.py``, ``scrapy_cepr/pagestore.py`` |
 | item handling (pipeline) | ``scrapy_cepr/pipelines.py`` (with the itemadapter and stats calls it makes) |
 | cepr (other); feed export | other ``scrapy_cepr/``; scrapy feedexport, exporters, utils/serialize, \
 ``json/`` |
@@ -108,7 +108,7 @@ _BRIDGE = _any(r"^asyncio/futures\.py::(_chain_future|_copy_future_state|wrap_fu
 #: Step 1: (category, rule on the stack's ``path::function`` keys), first match wins.
 PRIORITY: list[tuple[str, Rule]] = [
     ("imports (start-up)", _any(r"^(<frozen importlib|importlib/)")),
-    ("extraction (inline)", _any(r"^scrapy_cepr/(core|methods)/|^scrapy_cepr/worker\.py::(?!HtmlBytes\.)")),
+    ("extraction (inline)", _any(r"^scrapy_cepr/(core|methods)/|^scrapy_cepr/(worker|api)\.py::")),
     ("pool start", _any(r"^multiprocessing/(popen_\w+|spawn|forkserver|resource_tracker)\.py|"
                         r"^multiprocessing/process\.py::BaseProcess\.start$|^concurrent/futures/process\.py::"
                         r"ProcessPoolExecutor\.(__init__|_launch_processes|_spawn_process)$|"
@@ -116,13 +116,13 @@ PRIORITY: list[tuple[str, Rule]] = [
                         r".*(subprocess_exec|_make_subprocess_transport|\._start|_connect_pipes)$|"
                         r"^scrapy_cepr/[^:]*::([\w<>]+\.)*(start|_start\w*|_launch\w*|_spawn\w*|"
                         r"_add_worker\w*|_make_pool|_new_executor|_await_ready)$")),
-    ("HtmlBytes", _any(r"^scrapy_cepr/worker\.py::HtmlBytes\.")),
+    ("HtmlBytes", _any(r"^scrapy_cepr/transport\.py::HtmlBytes\.")),
     ("futures (asyncio)", lambda keys: _BRIDGE(keys) or any(
         a.startswith("scrapy_cepr/") and _FUTURES_ENTRY.match(b) for a, b in pairwise(keys))),
     ("transport", _any(r"^(concurrent/futures/|multiprocessing/|pickle\.py|copyreg\.py|_compat_pickle\.py)|"
                        r"^asyncio/(unix_events|base_subprocess|subprocess|streams)\.py|"
                        r"^scrapy_cepr/(executors\.py|[^:]*(pool|transport)[^:/]*\.py)")),
-    ("side channel (middleware)", _any(r"^scrapy_cepr/middlewares\.py")),
+    ("side channel (middleware)", _any(r"^scrapy_cepr/(middlewares|pagestore)\.py")),
     ("item handling (pipeline)", _any(r"^scrapy_cepr/pipelines\.py")),
     ("cepr (other)", _any(r"^scrapy_cepr/")),
     ("feed export", _any(r"^scrapy/(extensions/feedexport|exporters|utils/serialize)\.py|^json/")),

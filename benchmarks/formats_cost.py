@@ -14,7 +14,7 @@ warm-up), timed with ``time.perf_counter``:
   page again (the API keeps only the decoded HTML, not the tree);
 * ``markdown``: :func:`scrapy_cepr.core.formats.html_to_markdown` of that HTML (added
   on top of ``html``);
-* ``metadata``: :func:`scrapy_cepr.metadata.extract_metadata` (its own parse with the
+* ``metadata``: :func:`scrapy_cepr.core.metadata.extract_metadata` (its own parse with the
   scripts kept, extruct, htmldate).
 
 Reported: the median ms of each step and the median over pages of its per-page ratio to
@@ -43,9 +43,9 @@ import lxml.html
 
 from scrapy_cepr import extract, get_method
 from scrapy_cepr.core.formats import body_html, html_to_markdown
+from scrapy_cepr.core.metadata import extract_metadata
 from scrapy_cepr.core.page import Page, decode_html
 from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus
-from scrapy_cepr.metadata import extract_metadata
 from scrapy_cepr.worker import extract_page
 
 STEPS = ("parse", "extract", "html (crawl)", "html (lazy)", "markdown", "metadata")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Metadata coverage and date accuracy on the article-extraction-benchmark corpus.
 
-Coverage: the share of pages where :func:`scrapy_cepr.metadata.extract_metadata` finds
+Coverage: the share of pages where :func:`scrapy_cepr.core.metadata.extract_metadata` finds
 a publication date, at least one author, a language and a lead image, and where each
 value came from (JSON-LD, microdata, OpenGraph, meta, htmldate, page text).
 
@@ -34,9 +34,9 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
+from scrapy_cepr.core.metadata import _article, _iso, _parse, _structured, extract_metadata, htmldate_date
 from scrapy_cepr.core.page import decode_html
 from scrapy_cepr.evaluation import CORPUS_ENV, load_corpus
-from scrapy_cepr.metadata import _article, _iso, _parse, _structured, extract_metadata, htmldate_date
 
 _LD_SCRIPT = re.compile(r"<script[^>]*application/ld\+json[^>]*>.*?</script\s*>", re.IGNORECASE | re.DOTALL)
 

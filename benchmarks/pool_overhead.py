@@ -43,7 +43,7 @@ import psutil
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scrapy_cepr.executors import PoolProcessExecutor, ProcessExecutor
-from scrapy_cepr.worker import HtmlBytes
+from scrapy_cepr.transport import HtmlBytes
 
 TRANSPORTS = {"pipes": ProcessExecutor, "futures": PoolProcessExecutor}
 
@@ -66,7 +66,7 @@ def no_extraction(html: Any, url: Any, method: str, params: dict) -> tuple[dict[
 
 async def measure(transport: str, pages: int, workers: int, size: int) -> dict[str, float]:
     """ms per page: ``crawler_cpu``, ``workers_cpu`` and ``wall`` for *pages* pages of
-    *size* bytes (:class:`~scrapy_cepr.worker.HtmlBytes`, as the spider middleware sends
+    *size* bytes (:class:`~scrapy_cepr.transport.HtmlBytes`, as the spider middleware sends
     them) through a fresh executor of *workers* processes."""
     from pool_overhead import no_extraction as worker  # importable by the workers (not __main__)
 

@@ -264,8 +264,12 @@ def body_examples(pages: list[PageData], fs: bool, features: str) -> tuple[np.nd
         rng = np.random.default_rng(int(hashlib.sha1(pd.id.encode()).hexdigest()[:8], 16))
         if neg.size > MAX_NEGATIVES:
             neg = np.sort(rng.choice(neg, MAX_NEGATIVES, replace=False))
-        xs.append(x[[best]]); ys.append([1]); groups.append([pd.site])
-        xs.append(x[neg]); ys.append([0] * neg.size); groups.append([pd.site] * neg.size)
+        xs.append(x[[best]])
+        ys.append([1])
+        groups.append([pd.site])
+        xs.append(x[neg])
+        ys.append([0] * neg.size)
+        groups.append([pd.site] * neg.size)
     return np.vstack(xs), np.concatenate(ys).astype(int), np.concatenate(groups)
 
 
@@ -296,7 +300,9 @@ def title_examples(pages: list[PageData]) -> tuple[np.ndarray, np.ndarray, np.nd
         y = np.zeros(tids.size, int)
         y[pos] = 1
         keep = (scores < TITLE_MATCH) | (np.arange(tids.size) == pos)
-        xs.append(tx[keep]); ys.append(y[keep]); groups.append([pd.site] * int(keep.sum()))
+        xs.append(tx[keep])
+        ys.append(y[keep])
+        groups.append([pd.site] * int(keep.sum()))
     return np.vstack(xs), np.concatenate(ys), np.concatenate(groups)
 
 

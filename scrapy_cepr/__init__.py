@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core.api import extract
+from .api import extract
 from .core.errors import ExtractionError, NotHTMLError
 from .core.result import Extraction, NodeTable
 from .methods import METHOD_NAMES, get_method

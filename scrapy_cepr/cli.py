@@ -22,47 +22,40 @@ Tracebacks are shown only with ``--verbose`` (``-v``).
 from __future__ import annotations
 
 import argparse
-import heapq
 import http.client
 import json
 import logging
 import re
-import statistics
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from . import __version__
-from .core.api import extract
-from .core.errors import ExtractionError, NotHTMLError
+from .api import extract
+from .core.errors import ExtractionError
+from .evaluation import FLOOR_TOLERANCE as FLOOR_TOLERANCE  # defined here before issue 19
+from .evaluation import REPIN_COMMAND as REPIN_COMMAND
 from .evaluation import (
-    BenchmarkCounts,
-    PaperScore,
+    MethodResult,
     Sample,
-    benchmark_counts,
-    benchmark_summary,
     corpus_digest,
+    evaluate_methods,
+    floor_record,
     format_page_losses,
     load_corpus,
-    macro_paper,
-    page_f1,
     page_loss,
-    paper_score,
 )
+from .exceptions import InputError, UsageError
 from .methods import METHOD_NAMES, get_method
 
 __all__ = [
     "DEFAULT_EVAL_METHODS",
-    "MethodResult",
     "build_parser",
-    "evaluate_methods",
-    "floor_record",
     "main",
     "parse_param",
     "parse_value",
@@ -81,19 +74,6 @@ MAX_INPUT_BYTES = 10_000_000
 MAX_FETCH_BYTES = MAX_INPUT_BYTES
 #: Timeout of a URL fetch, in seconds.
 FETCH_TIMEOUT = 20.0
-#: How far below the pinned F1 the quality gate tolerates (absolute F1).
-FLOOR_TOLERANCE = 0.005
-REPIN_COMMAND = f"{PROG} evaluate $CEPR_BENCHMARK_DIR --method all --write-floor tests/quality_floor.json"
-
-
-class InputError(Exception):
-    """An input the command cannot use (missing file, unreachable URL …): one line on
-    stderr, exit status 1."""
-
-
-class UsageError(InputError):
-    """A command-line argument the command cannot use (a malformed or non-http(s) URL,
-    an unusable output directory): one line on stderr, exit status 2."""
 
 
 _URL_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
@@ -287,128 +267,6 @@ def read_source(
 
 
 # --------------------------------------------------------------------------- evaluation
-
-
-@dataclass
-class MethodResult:
-    """Scores of one method on a corpus.
-
-    ``benchmark``: :func:`~scrapy_cepr.evaluation.benchmark_summary` (precision, recall,
-    f1, accuracy, pages); ``paper``: macro-averaged :class:`PaperScore` (CEPR Eqs. 7–8);
-    ``times_ms``: end-to-end time per page (HTML to :class:`Extraction`), milliseconds;
-    ``failures``: pages that raised :class:`NotHTMLError` (scored as empty output);
-    ``params``: the parameters the method used (defaults filled in).
-    """
-
-    method: str
-    counts: list[BenchmarkCounts] = field(default_factory=list)
-    paper_scores: list[PaperScore] = field(default_factory=list)
-    times_ms: list[float] = field(default_factory=list)
-    failures: int = 0
-    params: dict[str, Any] = field(default_factory=dict)
-    #: The pages with the lowest F1 (``worst=N`` of :func:`evaluate_methods`), as a heap
-    #: of ``(-f1, order, Sample, predicted body)``.
-    worst: list = field(default_factory=list, repr=False)
-
-    @property
-    def benchmark(self) -> dict[str, float]:
-        """Benchmark-metric summary (spec §6): precision, recall, f1, accuracy, pages."""
-        return benchmark_summary(self.counts)
-
-    @property
-    def paper(self) -> PaperScore:
-        """Macro-averaged CEPR paper scores (Eqs. 7–8)."""
-        return macro_paper(self.paper_scores)
-
-    @property
-    def median_ms(self) -> float:
-        """Median extraction time per page, in ms (0 for no pages)."""
-        return statistics.median(self.times_ms) if self.times_ms else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable summary (no per-page lists)."""
-        p = self.paper
-        return {
-            "method": self.method,
-            "params": self.params,
-            "benchmark": self.benchmark,
-            "paper": {"precision": p.precision, "recall": p.recall, "f1": p.f1, "score": p.score},
-            "median_ms": self.median_ms,
-            "failures": self.failures,
-        }
-
-
-def evaluate_methods(
-    samples: Iterable[Sample],
-    methods: Sequence[str],
-    params: dict[str, dict[str, Any]] | None = None,
-    *,
-    progress: bool = False,
-    total: int | None = None,
-    paper: bool = True,
-    worst: int = 0,
-) -> dict[str, MethodResult]:
-    """Run every method on every sample (methods interleaved per page) and score them.
-
-    :param samples: the corpus (read lazily, one page at a time).
-    :param methods: names from :data:`~scrapy_cepr.METHOD_NAMES`.
-    :param params: per-method keyword parameters (see :func:`scrapy_cepr.extract`).
-    :param progress: show a tqdm progress bar on stderr.
-    :param total: number of pages, for the progress bar (None: unknown).
-    :param paper: also compute the CEPR paper's scores (False leaves them empty: the
-        quality gate needs only the benchmark metric).
-    :param worst: keep the *worst* pages with the lowest F1 per method, with their
-        predicted body, in :attr:`MethodResult.worst` (memory bounded by *worst*).
-    :returns: ``{method: MethodResult}`` in the order of *methods*.
-    :raises ValueError: unknown method or bad parameters (before any page is read).
-    """
-    params = params or {}
-    for name in methods:
-        get_method(name).make_params(**params.get(name, {}))
-    results = {name: MethodResult(name) for name in methods}
-    from tqdm import tqdm
-
-    for sample in tqdm(samples, total=total, disable=not progress, unit="page", file=sys.stderr, leave=False):
-        for name in methods:
-            res = results[name]
-            start = time.perf_counter()
-            try:
-                extraction = extract(sample.html, url=sample.url, method=name, **params.get(name, {}))
-            except NotHTMLError as exc:
-                res.times_ms.append((time.perf_counter() - start) * 1000.0)
-                logger.info("%s: %s: not HTML (%s); scored as empty", name, sample.id, exc)
-                res.failures += 1
-                body = ""
-            else:
-                res.times_ms.append((time.perf_counter() - start) * 1000.0)
-                body = extraction.body
-                if not res.params:
-                    res.params = dict(extraction.params)
-            res.counts.append(benchmark_counts(body, sample.gold_body))
-            if worst:
-                entry = (-page_f1(res.counts[-1]), len(res.counts), sample, body)
-                (heapq.heappush if len(res.worst) < worst else heapq.heappushpop)(res.worst, entry)
-            if paper:
-                res.paper_scores.append(paper_score(body, sample.gold_body))
-    return results
-
-
-def floor_record(results: dict[str, MethodResult], digest: str) -> dict[str, Any]:
-    """The quality-floor file (``tests/quality_floor.json``) for *results*: the corpus
-    digest, the tolerance, and per method the benchmark F1, precision and recall
-    (rounded to 4 decimals)."""
-    pages = {r.benchmark["pages"] for r in results.values()}
-    return {
-        "corpus_digest": digest,
-        "pages": max(pages) if pages else 0,
-        "tolerance": FLOOR_TOLERANCE,
-        "metric": "article-extraction-benchmark shingle F1 (scrapy_cepr.evaluation.benchmark_summary), default parameters",
-        "repin": REPIN_COMMAND,
-        "methods": {
-            name: {k: round(r.benchmark[k], 4) for k in ("f1", "precision", "recall")}
-            for name, r in results.items()
-        },
-    }
 
 
 def _markdown_table(results: dict[str, MethodResult]) -> str:

@@ -9,18 +9,32 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import heapq
 import json
+import logging
 import os
 import re
+import statistics
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from .api import extract
+from .core.errors import NotHTMLError
 from .core.text import paper_tokens, word_tokens
+from .methods import get_method
 
 __all__ = [
     "CORPUS_ENV",
+    "FLOOR_TOLERANCE",
+    "REPIN_COMMAND",
+    "MethodResult",
+    "evaluate_methods",
+    "floor_record",
     "PAGE_TYPES",
     "WCXB_ENV",
     "WcxbSample",
@@ -41,8 +55,14 @@ __all__ = [
     "word_f1",
 ]
 
+logger = logging.getLogger(__name__)
+
 #: Environment variable naming the article-extraction-benchmark directory.
 CORPUS_ENV = "CEPR_BENCHMARK_DIR"
+#: How far below the pinned F1 the quality gate tolerates (absolute F1).
+FLOOR_TOLERANCE = 0.005
+#: The command that re-pins the quality floor (``tests/quality_floor.json``).
+REPIN_COMMAND = "scrapy-cepr evaluate $CEPR_BENCHMARK_DIR --method all --write-floor tests/quality_floor.json"
 
 
 @dataclass(frozen=True)
@@ -403,3 +423,128 @@ def word_f1(predicted: str, gold: str) -> tuple[float, float, float]:
     overlap = sum((pred & ref).values())
     p, r = overlap / sum(pred.values()), overlap / sum(ref.values())
     return (p, r, 2 * p * r / (p + r) if p + r else 0.0)
+
+
+# --------------------------------------------------------------------------- runner
+
+
+@dataclass
+class MethodResult:
+    """Scores of one method on a corpus.
+
+    ``benchmark``: :func:`~scrapy_cepr.evaluation.benchmark_summary` (precision, recall,
+    f1, accuracy, pages); ``paper``: macro-averaged :class:`PaperScore` (CEPR Eqs. 7–8);
+    ``times_ms``: end-to-end time per page (HTML to :class:`Extraction`), milliseconds;
+    ``failures``: pages that raised :class:`NotHTMLError` (scored as empty output);
+    ``params``: the parameters the method used (defaults filled in).
+    """
+
+    method: str
+    counts: list[BenchmarkCounts] = field(default_factory=list)
+    paper_scores: list[PaperScore] = field(default_factory=list)
+    times_ms: list[float] = field(default_factory=list)
+    failures: int = 0
+    params: dict[str, Any] = field(default_factory=dict)
+    #: The pages with the lowest F1 (``worst=N`` of :func:`evaluate_methods`), as a heap
+    #: of ``(-f1, order, Sample, predicted body)``.
+    worst: list = field(default_factory=list, repr=False)
+
+    @property
+    def benchmark(self) -> dict[str, float]:
+        """Benchmark-metric summary (spec §6): precision, recall, f1, accuracy, pages."""
+        return benchmark_summary(self.counts)
+
+    @property
+    def paper(self) -> PaperScore:
+        """Macro-averaged CEPR paper scores (Eqs. 7–8)."""
+        return macro_paper(self.paper_scores)
+
+    @property
+    def median_ms(self) -> float:
+        """Median extraction time per page, in ms (0 for no pages)."""
+        return statistics.median(self.times_ms) if self.times_ms else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable summary (no per-page lists)."""
+        p = self.paper
+        return {
+            "method": self.method,
+            "params": self.params,
+            "benchmark": self.benchmark,
+            "paper": {"precision": p.precision, "recall": p.recall, "f1": p.f1, "score": p.score},
+            "median_ms": self.median_ms,
+            "failures": self.failures,
+        }
+
+
+def evaluate_methods(
+    samples: Iterable[Sample],
+    methods: Sequence[str],
+    params: dict[str, dict[str, Any]] | None = None,
+    *,
+    progress: bool = False,
+    total: int | None = None,
+    paper: bool = True,
+    worst: int = 0,
+) -> dict[str, MethodResult]:
+    """Run every method on every sample (methods interleaved per page) and score them.
+
+    :param samples: the corpus (read lazily, one page at a time).
+    :param methods: names from :data:`~scrapy_cepr.METHOD_NAMES`.
+    :param params: per-method keyword parameters (see :func:`scrapy_cepr.extract`).
+    :param progress: show a tqdm progress bar on stderr.
+    :param total: number of pages, for the progress bar (None: unknown).
+    :param paper: also compute the CEPR paper's scores (False leaves them empty: the
+        quality gate needs only the benchmark metric).
+    :param worst: keep the *worst* pages with the lowest F1 per method, with their
+        predicted body, in :attr:`MethodResult.worst` (memory bounded by *worst*).
+    :returns: ``{method: MethodResult}`` in the order of *methods*.
+    :raises ValueError: unknown method or bad parameters (before any page is read).
+    """
+    params = params or {}
+    for name in methods:
+        get_method(name).make_params(**params.get(name, {}))
+    results = {name: MethodResult(name) for name in methods}
+    from tqdm import tqdm
+
+    for sample in tqdm(samples, total=total, disable=not progress, unit="page", file=sys.stderr, leave=False):
+        for name in methods:
+            res = results[name]
+            start = time.perf_counter()
+            try:
+                extraction = extract(sample.html, url=sample.url, method=name, **params.get(name, {}))
+            except NotHTMLError as exc:
+                res.times_ms.append((time.perf_counter() - start) * 1000.0)
+                logger.info("%s: %s: not HTML (%s); scored as empty", name, sample.id, exc)
+                res.failures += 1
+                body = ""
+            else:
+                res.times_ms.append((time.perf_counter() - start) * 1000.0)
+                body = extraction.body
+                if not res.params:
+                    res.params = dict(extraction.params)
+            res.counts.append(benchmark_counts(body, sample.gold_body))
+            if worst:
+                entry = (-page_f1(res.counts[-1]), len(res.counts), sample, body)
+                (heapq.heappush if len(res.worst) < worst else heapq.heappushpop)(res.worst, entry)
+            if paper:
+                res.paper_scores.append(paper_score(body, sample.gold_body))
+    return results
+
+
+def floor_record(results: dict[str, MethodResult], digest: str) -> dict[str, Any]:
+    """The quality-floor file (``tests/quality_floor.json``) for *results*: the corpus
+    digest, the tolerance, and per method the benchmark F1, precision and recall
+    (rounded to 4 decimals)."""
+    pages = {r.benchmark["pages"] for r in results.values()}
+    return {
+        "corpus_digest": digest,
+        "pages": max(pages) if pages else 0,
+        "tolerance": FLOOR_TOLERANCE,
+        "metric": "article-extraction-benchmark shingle F1 (scrapy_cepr.evaluation.benchmark_summary), default parameters",
+        "repin": REPIN_COMMAND,
+        "methods": {
+            name: {k: round(r.benchmark[k], 4) for k in ("f1", "precision", "recall")}
+            for name, r in results.items()
+        },
+    }

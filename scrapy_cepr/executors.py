@@ -110,17 +110,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from .exceptions import ExtractionTimeout, WorkerDied
 from .transport import REPLY_HEADER, decode_reply, encode_request, encode_setup
 from .worker import extract_page, init_process_worker, ping, warm_up
 
 __all__ = [
     "Executor",
-    "ExtractionTimeout",
     "InlineExecutor",
     "LazyPoolExecutor",
     "ProcessExecutor",
     "ThreadExecutor",
-    "WorkerDied",
     "make_executor",
 ]
 
@@ -135,14 +134,6 @@ WARM_UP_TIMEOUT = 120.0
 #: Pages submitted at once per pool worker: one running, one waiting (see the module
 #: docstring). Measured on 2 cores, benchmarks/crawl_throughput.py: see the README.
 IN_FLIGHT_PER_WORKER = 2
-
-
-class ExtractionTimeout(Exception):
-    """A page took longer than ``CEPR_TIMEOUT`` seconds and was abandoned."""
-
-
-class WorkerDied(Exception):
-    """The worker process running the page died (the pool broke); the page was lost."""
 
 
 class _Collateral(Exception):
@@ -309,7 +300,7 @@ class _PoolExecutor(_WorkersExecutor):
         self._retired = []
         for pool in pools:
             starting = pool.ready is not None and not pool.ready.done()
-            if starting:  # workers still starting: stop them, do not wait for them
+            if starting and pool.ready is not None:  # workers still starting: stop them, do not wait
                 pool.ready.cancel()
             if not pool.disposed:
                 if pool.inflight or pool.stuck or starting:
@@ -582,7 +573,7 @@ class _WorkerChannel(asyncio.SubprocessProtocol):
         with contextlib.suppress(ImportError, AttributeError, OSError, ValueError):  # Linux only; best effort
             import fcntl
 
-            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined]
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined,unused-ignore]
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         buffer = self._buffer

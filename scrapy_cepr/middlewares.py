@@ -5,7 +5,7 @@ every item produced from a response what the pipeline needs to clean it:
 
 * from an HTML response (:class:`scrapy.http.HtmlResponse`: ``text/html``,
   ``application/xhtml+xml``, or sniffed as HTML), the raw body with its encoding
-  (:class:`~scrapy_cepr.worker.HtmlBytes`: ``response.body`` and the charset Scrapy
+  (:class:`~scrapy_cepr.transport.HtmlBytes`: ``response.body`` and the charset Scrapy
   found for it) and the URL. The crawler never decodes the page: the worker does
   (``HtmlBytes.text()`` gives exactly ``response.text``; the pipeline exports that text
   when ``CEPR_KEEP_HTML=True``);
@@ -13,16 +13,17 @@ every item produced from a response what the pipeline needs to clean it:
   ``CEPR_MAX_HTML_BYTES``, a *skip* marker with the reason, so the item is still
   exported, with ``cepr_error`` saying why it was not cleaned.
 
-How the HTML travels (:class:`PageRef`):
+How the HTML travels (:class:`~scrapy_cepr.pagestore.PageRef`):
 
 1. **in the item**, in the field ``CEPR_HTML_FIELD`` (default ``"html"``), when the item
    accepts it: any dict, or a ``scrapy.Item`` / dataclass / attrs class that declares the
    field. The URL goes to ``CEPR_URL_FIELD`` when that field is empty. A copy of the item
    made by another component keeps its page. The field holds the
-   :class:`~scrapy_cepr.worker.HtmlBytes` (bytes, with ``.encoding``) until the pipeline
+   :class:`~scrapy_cepr.transport.HtmlBytes` (bytes, with ``.encoding``) until the pipeline
    removes it after extraction, or, with ``CEPR_KEEP_HTML=True``, replaces it by the
    decoded text;
-2. **in a side channel** (:class:`PageStore`, owned by the pipeline) otherwise: item
+2. **in a side channel** (:class:`~scrapy_cepr.pagestore.PageStore`, one per crawler,
+   shared by the middleware and the pipeline) otherwise: item
    classes without the HTML field, frozen dataclasses, and skip markers. It is keyed by
    the item object itself (its ``id``, with a reference held so the id stays unique),
    emptied by the pipeline, cleaned on the ``item_dropped`` / ``item_error`` signals, and
@@ -56,152 +57,31 @@ response still in memory.
 from __future__ import annotations
 
 import logging
-import weakref
-from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse, Request, Response, TextResponse
+from scrapy.http import Request, Response
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
+from .pagestore import PageRef as PageRef
+from .pagestore import PageStore, response_page, try_set
+from .pagestore import page_ref as page_ref
+from .pagestore import response_encoding as response_encoding
+from .pipelines import CEPRPipeline
 from .settings import CEPRConfig
-from .worker import HtmlBytes
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from scrapy.crawler import Crawler
 
-__all__ = [
-    "CEPRSpiderMiddleware",
-    "PageRef",
-    "PageStore",
-    "page_ref",
-    "pipeline_enabled",
-    "response_encoding",
-    "response_page",
-]
+__all__ = ["CEPRSpiderMiddleware", "pipeline_enabled"]
+# PageRef, PageStore, page_ref, response_encoding and response_page (scrapy_cepr.pagestore)
+# stay importable from here, where they were defined before.
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class PageRef:
-    """What the pipeline gets for one item.
-
-    * ``url``: the response URL;
-    * ``html``: the page (:class:`~scrapy_cepr.worker.HtmlBytes` from a response;
-      ``str`` or ``bytes`` accepted), or None when skipped;
-    * ``skip``: None, or the stat suffix of the skip reason (``"non_html"``,
-      ``"too_large"``, ``"opt_out"``), counted as ``cepr/skipped/<skip>``;
-    * ``reason``: why it was skipped (written to ``cepr_error`` for ``too_large``, only
-      logged at DEBUG for the others, which are not errors).
-    """
-
-    url: str | None
-    html: str | bytes | None = None
-    skip: str | None = None
-    reason: str | None = None
-
-
-def response_encoding(response: TextResponse) -> str:
-    """The character encoding of *response*, as :attr:`TextResponse.encoding
-    <scrapy.http.TextResponse.encoding>` gives it, without decoding the body when the
-    page declares its charset (HTTP ``Content-Type``, BOM or ``<meta charset>``: Scrapy's
-    own lookup, ``_declared_encoding``). Only an undeclared page is decoded, by Scrapy,
-    to infer its encoding (UTF-8, else cp1252).
-
-    >>> from scrapy.http import HtmlResponse
-    >>> response_encoding(HtmlResponse("http://a.example/", body=b"<p>Hi</p>",
-    ...                                headers={"Content-Type": "text/html; charset=GBK"}))
-    'gb18030'
-    """
-    declared = getattr(response, "_declared_encoding", None)  # private; the public property is the fallback
-    return (declared() if callable(declared) else None) or response.encoding
-
-
-def page_ref(response: Response, max_html_bytes: int = 0) -> PageRef:
-    """The :class:`PageRef` of *response*: its body and encoding
-    (:class:`~scrapy_cepr.worker.HtmlBytes`) when it is an HTML response no larger than
-    *max_html_bytes* bytes (0 = no limit), else a skip marker.
-
-    >>> from scrapy.http import HtmlResponse, Response, TextResponse
-    >>> ref = page_ref(HtmlResponse("http://a.example/", body=b"<p>Hi</p>", encoding="utf-8"))
-    >>> ref.html, ref.html.encoding
-    (b'<p>Hi</p>', 'utf-8')
-    >>> page_ref(Response("http://a.example/f.pdf", headers={"Content-Type": "application/pdf"})).reason
-    'skipped: non-HTML response (application/pdf)'
-    >>> page_ref(HtmlResponse("http://a.example/", body=b"<p>Hi</p>"), max_html_bytes=4).skip
-    'too_large'
-    """
-    url = response.url
-    if not isinstance(response, HtmlResponse):
-        ctype = response.headers.get(b"Content-Type")
-        label = ctype.decode("latin-1").split(";")[0].strip() if ctype else f"no Content-Type, {type(response).__name__}"
-        return PageRef(url, None, "non_html", f"skipped: non-HTML response ({label})")
-    size = len(response.body)
-    if max_html_bytes and size > max_html_bytes:
-        return PageRef(url, None, "too_large",
-                       f"skipped: page too large ({size} bytes > CEPR_MAX_HTML_BYTES={max_html_bytes})")
-    return PageRef(url, HtmlBytes(response.body, response_encoding(response)))
-
-
-class PageStore:
-    """The bounded side channel from the middleware to the pipeline: item object ->
-    :class:`PageRef`, for items that cannot carry the HTML field.
-
-    :param max_size: entries kept at most (``CEPR_MAX_PENDING_PAGES``); beyond it the
-        oldest entry is dropped with a warning (its item is then counted
-        ``cepr/skipped/no_html``).
-
-    >>> store = PageStore(1)
-    >>> a, b = object(), object()
-    >>> store.put(a, PageRef("http://a.example/", "<p>a</p>"))
-    >>> store.put(b, PageRef("http://b.example/", "<p>b</p>"))  # evicts a
-    >>> store.pop(a) is None, store.pop(b).url, len(store)
-    (True, 'http://b.example/', 0)
-    """
-
-    def __init__(self, max_size: int = 1000) -> None:
-        if max_size < 1:
-            raise ValueError(f"max_size must be an int >= 1, got {max_size!r}")
-        self.max_size = max_size
-        self.evicted = 0
-        self._pages: OrderedDict[int, tuple[Any, PageRef]] = OrderedDict()
-        #: URL -> response, for responses still in memory (weak references: this never
-        #: keeps a page alive). Read by the pipeline for items without a page.
-        self.responses: weakref.WeakValueDictionary[str, Response] = weakref.WeakValueDictionary()
-
-    def __len__(self) -> int:
-        return len(self._pages)
-
-    def put(self, item: Any, ref: PageRef) -> None:
-        """Remember *ref* for *item* (replacing an older entry of the same item)."""
-        key = id(item)
-        self._pages[key] = (item, ref)
-        self._pages.move_to_end(key)
-        while len(self._pages) > self.max_size:
-            _, (_, old) = self._pages.popitem(last=False)
-            self.evicted += 1
-            if self.evicted <= 5 or self.evicted % 1000 == 0:  # rate-limited: the first 5, then every 1000th
-                logger.warning("Dropped the page of %s from the CEPR side channel (CEPR_MAX_PENDING_PAGES=%d "
-                               "reached; are items dropped or replaced before CEPRPipeline?); %d pages dropped "
-                               "so far", old.url, self.max_size, self.evicted)
-
-    def pop(self, item: Any) -> PageRef | None:
-        """Remove and return the :class:`PageRef` of *item*, or None."""
-        entry = self._pages.get(id(item))
-        if entry is None or entry[0] is not item:
-            return None
-        del self._pages[id(item)]
-        return entry[1]
-
-    def discard(self, item: Any) -> None:
-        """Forget *item* (signal handler of ``item_dropped`` and ``item_error``)."""
-        self.pop(item)
 
 
 class CEPRSpiderMiddleware:
@@ -225,7 +105,8 @@ class CEPRSpiderMiddleware:
             raise NotConfigured("scrapy_cepr.pipelines.CEPRPipeline is not in ITEM_PIPELINES, so no HTML is "
                                 "attached to items and nothing is cleaned (enable both with "
                                 "ADDONS = {'scrapy_cepr.Addon': 0})")
-        #: The side channel; found on the pipeline at first use (or set directly).
+        #: The side channel (:meth:`PageStore.from_crawler`, shared with the pipeline), set at
+        #: first use once the pipeline is known to run (or set directly).
         self.pages: PageStore | None = None
         self._missing_pipeline_logged = False
 
@@ -257,7 +138,7 @@ class CEPRSpiderMiddleware:
             return item
         ref = response_page(response, c)
         _fill(adapter, c.url_field, ref.url)
-        if ref.html is not None and _try_set(adapter, c.html_field, ref.html):
+        if ref.html is not None and try_set(adapter, c.html_field, ref.html):
             return item
         store = self._store()
         if store is not None:
@@ -266,8 +147,6 @@ class CEPRSpiderMiddleware:
 
     def _store(self) -> PageStore | None:
         if self.pages is None:
-            from .pipelines import CEPRPipeline
-
             try:
                 pipeline = self.crawler.get_item_pipeline(CEPRPipeline)
             except RuntimeError:  # no engine: not crawling
@@ -279,19 +158,8 @@ class CEPRSpiderMiddleware:
                                  "(enable both with ADDONS = {'scrapy_cepr.Addon': 0}); items that cannot "
                                  "carry the %r field will not be cleaned", self.config.html_field)
                 return None
-            self.pages = pipeline.pages
+            self.pages = PageStore.from_crawler(self.crawler)
         return self.pages
-
-
-def response_page(response: Response, config: CEPRConfig) -> PageRef:
-    """The :class:`PageRef` of *response* (:func:`page_ref`), or an ``opt_out`` skip
-    marker when its request's ``meta["cepr"]`` is False (or not True with
-    ``CEPR_OPT_IN``)."""
-    request = response.request
-    wanted = request.meta.get("cepr") if request is not None else None
-    if wanted is False or (config.opt_in and wanted is not True):
-        return PageRef(response.url, None, "opt_out", "skipped: opted out (request meta 'cepr')")
-    return page_ref(response, config.max_html_bytes)
 
 
 def pipeline_enabled(settings: Any) -> bool:
@@ -305,8 +173,6 @@ def pipeline_enabled(settings: Any) -> bool:
     >>> pipeline_enabled(Settings({"ITEM_PIPELINES": {"scrapy_cepr.pipelines.CEPRPipeline": None}}))
     False
     """
-    from .pipelines import CEPRPipeline
-
     for component in build_component_list(settings.getwithbase("ITEM_PIPELINES")):
         try:
             cls = load_object(component) if isinstance(component, str) else component
@@ -317,17 +183,7 @@ def pipeline_enabled(settings: Any) -> bool:
     return False
 
 
-def _try_set(adapter: ItemAdapter, field: str, value: Any) -> bool:
-    """Set *field* if the item accepts it (False for an undeclared field of a
-    ``scrapy.Item``/dataclass/attrs class, or a frozen item)."""
-    try:
-        adapter[field] = value
-    except (KeyError, AttributeError, TypeError, ValueError):
-        return False
-    return True
-
-
 def _fill(adapter: ItemAdapter, field: str, value: Any) -> None:
     """Set *field* to *value* when the item accepts it and it is empty."""
     if value is not None and not adapter.get(field):
-        _try_set(adapter, field, value)
+        try_set(adapter, field, value)

@@ -40,7 +40,7 @@ the wall time). The HTML the middleware attached is removed from the item after
 extraction unless ``CEPR_KEEP_HTML=True`` (a dict or ``scrapy.Item`` loses the key; a
 dataclass or attrs item, whose fields are attributes, gets None). With
 ``CEPR_KEEP_HTML=True`` the field is exported as the decoded page (``str``, exactly
-``response.text``): the page travels as bytes (:class:`~scrapy_cepr.worker.HtmlBytes`)
+``response.text``): the page travels as bytes (:class:`~scrapy_cepr.transport.HtmlBytes`)
 and is decoded in the crawler only in that case.
 
 Order: the add-on places the pipeline at priority 100
@@ -86,9 +86,11 @@ from scrapy.utils.defer import deferred_from_coro
 
 from .core.errors import ExtractionError
 from .executors import Executor, ExtractionTimeout, WorkerDied, make_executor
-from .middlewares import PageRef, PageStore, _try_set, response_page
+from .pagestore import PageRef, PageStore, response_page
+from .pagestore import try_set as _try_set
 from .settings import CEPRConfig
-from .worker import HtmlBytes, extract_page
+from .transport import HtmlBytes
+from .worker import extract_page
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -134,7 +136,7 @@ class CEPRPipeline:
             raise NotConfigured("CEPR_ENABLED is False")
         self.stats = crawler.stats
         #: The side channel filled by :class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware`.
-        self.pages = PageStore(self.config.max_pending_pages)
+        self.pages = PageStore.from_crawler(crawler)
         self.executor: Executor | None = None
         self._class_errors: dict[type, str | None] = {}
         self._closing: Any = None
@@ -295,7 +297,8 @@ class CEPRPipeline:
         except Exception as exc:  # a bug in a method must not stop the crawl
             logger.debug("Extraction error on %s", url, exc_info=True)
             return self._record("failed", f"failed: {type(exc).__name__}: {exc}", url)
-        self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)
+        # Scrapy annotates inc_value's count as int; it adds any number.
+        self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)  # type: ignore[arg-type]
         values = {"title_field": result["title"], "body_field": result["body"]}
         values.update((name, result[name]) for name in self._extra_fields if name in result)
         page_type = result.get("page_type")
@@ -442,9 +445,9 @@ class CEPRPipeline:
         """Drop *item* when its class cannot take an output field (error logged once)."""
         cls = type(item)
         if cls not in self._class_errors:
-            self._class_errors[cls] = _missing_field_message(cls, self.config)
-            if self._class_errors[cls] is not None:
-                self._class_error(self._class_errors[cls])
+            self._class_errors[cls] = error = _missing_field_message(cls, self.config)
+            if error is not None:
+                self._class_error(error)
         message = self._class_errors[cls]
         if message is not None:
             self.stats.inc_value("cepr/dropped/item_class")

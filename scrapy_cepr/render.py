@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from .core.errors import ExtractionError
+from .exceptions import BrowserNotFound, RenderError
 
 __all__ = [
     "CAPTURE_SCRIPT",
@@ -62,9 +62,7 @@ __all__ = [
     "OFFLINE_ARGS",
     "RENDER_ORIGIN",
     "VIEWPORT",
-    "BrowserNotFound",
     "Geometry",
-    "RenderError",
     "Rendered",
     "Renderer",
     "embedded_geometry",
@@ -182,17 +180,6 @@ CAPTURE_SCRIPT = r"""
 _EMBED_RE = re.compile(
     r'<script[^>]*\bid="' + EMBED_ID + r'"[^>]*>(.*?)</script>', re.DOTALL | re.IGNORECASE
 )
-
-
-class RenderError(ExtractionError):
-    """A page could not be rendered: the browser crashed, hung past the timeout, or could
-    not be started. The page is failed (the message says why); the next page gets a
-    fresh browser."""
-
-
-class BrowserNotFound(RenderError):
-    """No Chromium on this machine (or playwright is not installed); the message names
-    the install command (:data:`INSTALL_HINT`)."""
 
 
 @dataclass(frozen=True, eq=False)

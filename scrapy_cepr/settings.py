@@ -180,7 +180,7 @@ class CEPRConfig:
             raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {self.method!r}")
         _validate_params(self.method, dict(self.params))  # CEDST: ImportError naming its extra
         _require_extras(self.method)
-        names = {}
+        names: dict[str, str] = {}
         for attr in ("html_field", "url_field", "title_field", "body_field", "error_field", "page_type_field"):
             setting = _PREFIX + attr.upper()
             value = getattr(self, attr)

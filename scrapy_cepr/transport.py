@@ -8,7 +8,7 @@ its asyncio event loop, without helper threads. Every message is a *frame*:
 * a request (crawler → worker): an 8-byte header, two big-endian ``uint32``: the lengths
   of the *meta* and *body* parts (bytes); then *meta*, a pickle of
   ``(kind, encoding, url, method, params)``; then *body*, the page's bytes as they are.
-  *kind* tells how to rebuild the page: ``"html"`` (:class:`~scrapy_cepr.worker.HtmlBytes`
+  *kind* tells how to rebuild the page: ``"html"`` (:class:`HtmlBytes`
   with *encoding*), ``"bytes"``, or ``"str"`` (sent as UTF-8 with ``surrogatepass``, so
   that lone surrogates reach the core unchanged). The body is not pickled: pickling
   ``bytes`` copies them into the pickle, and the crawler's CPU per page is what this
@@ -23,7 +23,6 @@ reply says it is ready (``(True, pid)``) or could not start (``(False, exception
 Frames are in order: a worker answers its requests one after the other, first in, first
 out, so the crawler knows which page a worker is running (the oldest unanswered one).
 
->>> from scrapy_cepr.worker import HtmlBytes
 >>> head, body = encode_request(HtmlBytes(b"<p>caf\\xe9</p>", "cp1252"), "http://x/", "setpr", {"alpha": 0.8})
 >>> meta_len, body_len = REQUEST_HEADER.unpack_from(head)
 >>> (REQUEST_HEADER.size + meta_len, body_len) == (len(head), len(body))
@@ -40,9 +39,12 @@ from __future__ import annotations
 
 import pickle
 import struct
-from typing import Any
+from typing import Any, Self
+
+from w3lib.encoding import html_to_unicode
 
 __all__ = [
+    "HtmlBytes",
     "REPLY_HEADER",
     "REQUEST_HEADER",
     "decode_reply",
@@ -60,6 +62,39 @@ REPLY_HEADER = struct.Struct("!I")
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
+class HtmlBytes(bytes):
+    """The raw body of an HTML response together with its character encoding.
+
+    A ``bytes`` subclass (so size checks, slicing and ``==`` work as on the body) with one
+    attribute, :attr:`encoding`: the charset Scrapy determined for the response (BOM,
+    HTTP ``Content-Type``, ``<meta charset>``, else inferred), or None when unknown (the
+    core then looks for a BOM or ``<meta charset>`` and falls back on UTF-8).
+    :meth:`text` decodes it exactly as :attr:`scrapy.http.TextResponse.text` does.
+    It pickles as ``(bytes, encoding)``.
+
+    >>> page = HtmlBytes("<p>新闻</p>".encode("gbk"), "gbk")
+    >>> len(page), page.encoding, page.text()
+    (11, 'gbk', '<p>新闻</p>')
+    >>> import pickle; pickle.loads(pickle.dumps(page)).encoding
+    'gbk'
+    """
+
+    encoding: str | None
+
+    def __new__(cls, body: bytes, encoding: str | None = None) -> Self:
+        self = super().__new__(cls, body)
+        self.encoding = encoding
+        return self
+
+    def __reduce__(self) -> tuple[type[Self], tuple[bytes, str | None]]:
+        return (type(self), (bytes(self), self.encoding))
+
+    def text(self) -> str:
+        """The decoded page, as Scrapy's ``response.text`` (w3lib: BOM first, then
+        :attr:`encoding`; invalid sequences become U+FFFD)."""
+        return html_to_unicode(f"charset={self.encoding}" if self.encoding else None, bytes(self))[1]
+
+
 def encode_request(html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[bytes, Any]:
     """A page request in two parts, to be written in that order: the header with the
     meta part, then the body (*html* itself when it is ``bytes``: no copy; UTF-8 for
@@ -68,6 +103,7 @@ def encode_request(html: str | bytes, url: str | None, method: str, params: dict
     :raises ValueError: the page or its meta part is 4 GiB or more.
     :raises pickle.PicklingError: *params* cannot be pickled.
     """
+    body: bytes | memoryview
     if isinstance(html, str):
         kind, encoding, body = "str", None, html.encode("utf-8", "surrogatepass")
     else:
@@ -105,8 +141,6 @@ def encode_setup(worker: Any, method: str) -> tuple[bytes]:
 def decode_request(meta: bytes, body: bytes) -> tuple[str | bytes, str | None, str, dict[str, Any]]:
     """``(html, url, method, params)`` from a request's *meta* and *body* parts (the
     arguments of :func:`scrapy_cepr.worker.extract_page`)."""
-    from .worker import HtmlBytes  # here, not at import: worker.py imports this module
-
     kind, encoding, url, method, params = pickle.loads(meta)
     html: str | bytes
     if kind == "str":

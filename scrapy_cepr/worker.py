@@ -4,7 +4,7 @@ process worker, :func:`serve`.
 It lives in its own small module so that a process worker (a fresh interpreter running
 :func:`serve`, or a ``spawn``/``forkserver`` worker of the fallback pool) imports only
 the extraction core, never Scrapy or Twisted. It takes and returns plain data: the page
-as :class:`HtmlBytes` (the response body and its encoding; what the spider middleware
+as :class:`~scrapy_cepr.transport.HtmlBytes` (the response body and its encoding; what the spider middleware
 attaches), ``bytes`` or ``str`` in; the title and body in a small dict and a float out
 (lxml trees and numpy arrays never cross the process boundary).
 
@@ -20,48 +20,14 @@ import pickle
 import signal
 import sys
 import time
-from typing import Any, Self
+from typing import Any
 
-from w3lib.encoding import html_to_unicode
-
-from .core.api import extract, extract_with_page
+from .api import extract, extract_with_page
 from .core.page import Page
 from .core.pagetype import page_type
+from .transport import HtmlBytes as HtmlBytes  # defined there before issue 19
 
-__all__ = ["HtmlBytes", "extract_page", "init_process_worker", "ping", "serve", "warm_up"]
-
-
-class HtmlBytes(bytes):
-    """The raw body of an HTML response together with its character encoding.
-
-    A ``bytes`` subclass (so size checks, slicing and ``==`` work as on the body) with one
-    attribute, :attr:`encoding`: the charset Scrapy determined for the response (BOM,
-    HTTP ``Content-Type``, ``<meta charset>``, else inferred), or None when unknown (the
-    core then looks for a BOM or ``<meta charset>`` and falls back on UTF-8).
-    :meth:`text` decodes it exactly as :attr:`scrapy.http.TextResponse.text` does.
-    It pickles as ``(bytes, encoding)``.
-
-    >>> page = HtmlBytes("<p>新闻</p>".encode("gbk"), "gbk")
-    >>> len(page), page.encoding, page.text()
-    (11, 'gbk', '<p>新闻</p>')
-    >>> import pickle; pickle.loads(pickle.dumps(page)).encoding
-    'gbk'
-    """
-
-    encoding: str | None
-
-    def __new__(cls, body: bytes, encoding: str | None = None) -> Self:
-        self = super().__new__(cls, body)
-        self.encoding = encoding
-        return self
-
-    def __reduce__(self) -> tuple[type[Self], tuple[bytes, str | None]]:
-        return (type(self), (bytes(self), self.encoding))
-
-    def text(self) -> str:
-        """The decoded page, as Scrapy's ``response.text`` (w3lib: BOM first, then
-        :attr:`encoding`; invalid sequences become U+FFFD)."""
-        return html_to_unicode(f"charset={self.encoding}" if self.encoding else None, bytes(self))[1]
+__all__ = ["extract_page", "init_process_worker", "ping", "serve", "warm_up"]
 
 
 def extract_page(html: str | bytes, url: str | None, method: str, params: dict[str, Any], *,
@@ -79,11 +45,11 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
         (``CEPR_BODY_FORMATS``), computed here while the page is parsed
         (:func:`scrapy_cepr.core.formats.body_html` on the page already in memory).
     :param metadata: also read the article's metadata (``CEPR_METADATA``,
-        :func:`scrapy_cepr.metadata.extract_metadata`).
+        :func:`scrapy_cepr.core.metadata.extract_metadata`).
     :param detect_page_type: run :func:`scrapy_cepr.core.pagetype.page_type` (False with
         ``CEPR_NON_ARTICLE="keep"``: the result's ``"page_type"`` is then None).
     :param byline: ``"move"`` removes the byline line from the body formats when the
-        metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.metadata.move_byline`).
+        metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.core.metadata.move_byline`).
     :returns: ``(result, seconds)``: ``{"title": str | None, "body": str, "page_type":
         "article" | "list" | None}`` plus ``body_html`` / ``body_markdown`` / ``metadata``
         when asked, and ``body_styled_html`` when the method made one (``wang2009`` with
@@ -133,11 +99,11 @@ def _add_formats(out: dict[str, Any], page: Page, extraction: Any, url: str | No
             out["body_html"] = lines_html(extraction.body)
     meta = None
     if metadata or byline == "move":
-        from .metadata import extract_metadata
+        from .core.metadata import extract_metadata
 
         meta = extract_metadata(page.source, url=url, headline=extraction.title, content_html=out.get("body_html"))
     if byline == "move" and meta is not None:
-        from .metadata import move_byline
+        from .core.metadata import move_byline
 
         out["body"], line = move_byline(out["body"], meta["authors"])
         if line is not None and "body_html" in out:

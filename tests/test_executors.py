@@ -112,7 +112,7 @@ def test_executors_agree_with_the_core(name):
 def test_process_workers_get_the_page_as_sent():
     # str (with a lone surrogate), bytes, and HtmlBytes in a legacy charset: the worker
     # rebuilds exactly what the crawler sent (the same results as in this process).
-    from scrapy_cepr.worker import HtmlBytes
+    from scrapy_cepr.transport import HtmlBytes
 
     pages = [PAGE.replace("Storm", "Storm\ud800"), PAGE.encode("utf-8"),
              HtmlBytes(PAGE.replace("coast", "côte").encode("cp1252"), "cp1252")]

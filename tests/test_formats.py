@@ -18,10 +18,10 @@ from scrapy_cepr.core.formats import (
     _BLOCK_OUT,
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
-    safe_url,
     body_html,
     html_to_markdown,
     lines_html,
+    safe_url,
     text_slots,
 )
 from scrapy_cepr.core.page import Page

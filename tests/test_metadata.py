@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from scrapy_cepr import extract
-from scrapy_cepr.metadata import METADATA_KEYS, empty_metadata, extract_metadata, guess_language, move_byline
+from scrapy_cepr.core.metadata import (
+    METADATA_KEYS,
+    empty_metadata,
+    extract_metadata,
+    guess_language,
+    move_byline,
+)
 from scrapy_cepr.settings import CEPRConfig
 from scrapy_cepr.worker import extract_page
 
@@ -79,7 +85,7 @@ def test_empty_pages_give_every_key_absent(source):
 def test_hostile_structured_data_is_harmless():
     # Deep nesting, huge lists and non-http URLs in JSON-LD: bounded, no exception.
     nested = '{"@type": "Thing", "x": ' * 200 + "1" + "}" * 200
-    many = '{"@type": "NewsArticle", "author": [' + ",".join(['{"name": "A%d"}' % i for i in range(500)]) + "]," \
+    many = '{"@type": "NewsArticle", "author": [' + ",".join([f'{{"name": "A{i}"}}' for i in range(500)]) + "]," \
            '"image": "javascript:alert(1)", "datePublished": "yesterday"}'
     page = (f'<html><head><script type="application/ld+json">{nested}</script>'
             f'<script type="application/ld+json">{many}</script></head><body><p>x</p></body></html>')

@@ -22,7 +22,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_cepr.executors import PIPE_WORKERS
 from scrapy_cepr.middlewares import CEPRSpiderMiddleware, PageStore, response_encoding
-from scrapy_cepr.worker import HtmlBytes
+from scrapy_cepr.transport import HtmlBytes
 
 PAGE = "<html><body><h1>Hello</h1><p>One, two. Three; four.</p></body></html>"
 URL = "http://news.example/hello"
@@ -144,6 +144,20 @@ def test_spider_output_is_an_async_generator():
     item, request = _spider_output(middleware(), [{"n": 1}, Request("http://news.example/next")])
     assert item == {"n": 1, "url": URL, "html": PAGE.encode("utf-8")}
     assert isinstance(request, Request)
+
+
+def test_page_store_is_one_per_crawler():
+    # issue 19: the side channel belongs to the crawler, not to the pipeline or the
+    # middleware; both get the same store from it, and another crawler has its own.
+    from scrapy_cepr.pagestore import PageStore as Store
+    from scrapy_cepr.pipelines import CEPRPipeline
+
+    crawler = get_crawler(settings_dict={**WITH_PIPELINE, "CEPR_MAX_PENDING_PAGES": 7})
+    pipeline = CEPRPipeline.from_crawler(crawler)
+    assert Store.from_crawler(crawler) is pipeline.pages and pipeline.pages.max_size == 7
+    assert Store is PageStore  # still importable from scrapy_cepr.middlewares
+    other = get_crawler(settings_dict=WITH_PIPELINE)
+    assert Store.from_crawler(other) is not pipeline.pages
 
 
 def test_missing_pipeline_instance_is_logged_once(caplog):

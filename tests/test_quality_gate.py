@@ -22,8 +22,7 @@ import pytest
 from browser import RENDERING_METHODS, browser_missing, require_browser
 
 from scrapy_cepr import METHOD_NAMES
-from scrapy_cepr.cli import REPIN_COMMAND, evaluate_methods
-from scrapy_cepr.evaluation import corpus_digest
+from scrapy_cepr.evaluation import REPIN_COMMAND, corpus_digest, evaluate_methods
 
 FLOOR_FILE = Path(__file__).with_name("quality_floor.json")
 FLOOR = json.loads(FLOOR_FILE.read_text(encoding="utf-8"))

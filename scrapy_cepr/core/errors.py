@@ -1,4 +1,5 @@
-"""Exceptions raised by the extraction core.
+"""Exceptions raised by the extraction core (all re-exported by
+:mod:`scrapy_cepr.exceptions`, with those of the crawl and the command line).
 
 Bad *parameters* raise the built-in :class:`ValueError` (naming the parameter and its
 allowed range). Bad *input* that is not a usable HTML page raises :class:`NotHTMLError`;
@@ -7,7 +8,7 @@ input that is HTML but has no text gives an empty :class:`~scrapy_cepr.Extractio
 
 from __future__ import annotations
 
-__all__ = ["ExtractionError", "NotHTMLError", "ParseError", "TooComplexError"]
+__all__ = ["ExtractionError", "NotHTMLError", "ParseError", "TooComplexError", "TotalConflictError"]
 
 
 class ExtractionError(Exception):
@@ -44,3 +45,9 @@ class TooComplexError(ExtractionError):
     Raised by :func:`scrapy_cepr.extract`; a crawl exports the page with
     ``cepr_error`` = ``"failed: TooComplexError: page too complex: …"``.
     """
+
+
+class TotalConflictError(ValueError):
+    """Dempster's rule is undefined
+    (:func:`scrapy_cepr.core.evidence.dempster`; CEDST, Zhang et al. 2018): the sources are in total conflict (K = 0 in Eq. 5),
+    e.g. one source says ``m({news}) = 1`` and another ``m({~news}) = 1``."""

@@ -23,11 +23,12 @@ import functools
 
 import numpy as np
 
+from .errors import TotalConflictError as TotalConflictError
+
 __all__ = [
     "NEWS",
     "NOT_NEWS",
     "THETA",
-    "TotalConflictError",
     "bma",
     "conjunctive",
     "dempster",
@@ -35,11 +36,6 @@ __all__ = [
 
 #: Focal-set indices on CEDST's frame Θ = {news, ~news}.
 NEWS, NOT_NEWS, THETA = 1, 2, 3
-
-
-class TotalConflictError(ValueError):
-    """Dempster's rule is undefined: the sources are in total conflict (K = 0 in Eq. 5),
-    e.g. one source says ``m({news}) = 1`` and another ``m({~news}) = 1``."""
 
 
 def bma(h: np.ndarray, weight: float, *, positive: bool) -> np.ndarray:

@@ -44,6 +44,7 @@ from lxml import etree
 
 from .page import BLOCK_TAGS, Page
 from .parse import _xml_safe
+from .text import assemble_body
 
 __all__ = [
     "ALLOWED_ATTRIBUTES",
@@ -277,7 +278,7 @@ def _md_url(url: str | None) -> str | None:
     scheme, sep, _ = url.partition(":")
     if not sep or scheme.lower() not in _SAFE_SCHEMES:
         return None
-    url = _MD_URL_UNSAFE_RE.sub(lambda m: "%{:02X}".format(ord(m.group())), url)
+    url = _MD_URL_UNSAFE_RE.sub(lambda m: f"%{ord(m.group()):02X}", url)
     return _MD_ENTITY_RE.sub("&amp;", url)
 
 
@@ -291,11 +292,13 @@ def _md_title(title: str | None) -> str:
 
 def _markdown_converter() -> Any:
     """A markdownify converter that writes safe Markdown (see :func:`html_to_markdown`)."""
-    from markdownify import MarkdownConverter, chomp
+    # markdownify's stub (__init__.pyi) leaves out chomp, MarkdownConverter.escape and
+    # .options, which exist at run time: hence the three ignores below.
+    from markdownify import MarkdownConverter, chomp  # type: ignore[attr-defined]
 
     class SafeMarkdownConverter(MarkdownConverter):
         def escape(self, text: str, parent_tags: Any) -> str:
-            return super().escape(_md_text(text), parent_tags) if text else ""
+            return super().escape(_md_text(text), parent_tags) if text else ""  # type: ignore[misc]
 
         def convert_a(self, el: Any, text: str, parent_tags: Any) -> str:
             if "_noformat" in parent_tags:
@@ -311,7 +314,7 @@ def _markdown_converter() -> Any:
         def convert_img(self, el: Any, text: str, parent_tags: Any) -> str:
             alt = self.escape(" ".join((el.get("alt") or "").split()), parent_tags)
             src = _md_url(el.get("src"))
-            if src is None or ("_inline" in parent_tags and el.parent.name not in self.options["keep_inline_images_in"]):
+            if src is None or ("_inline" in parent_tags and el.parent.name not in self.options["keep_inline_images_in"]):  # type: ignore[attr-defined]
                 return alt
             return f"![{alt}]({src}{_md_title(el.get('title'))})"
 
@@ -331,8 +334,6 @@ def _markdown_converter() -> Any:
 
 
 def _kept_lines(page: Page, keep: np.ndarray) -> list[str]:
-    from .result import assemble_body
-
     return assemble_body(page.texts, page.blocks, keep).split("\n")
 
 

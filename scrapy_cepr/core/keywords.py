@@ -187,7 +187,7 @@ def textrank(
     src = np.concatenate(src_parts) if src_parts else np.zeros(0, np.int64)
     dst = np.concatenate(dst_parts) if dst_parts else np.zeros(0, np.int64)
     n_v = keys.size
-    score = np.ones(n_v)
+    score: np.ndarray = np.ones(n_v)
     if src.size:
         # Both directions; repeated pairs add up to the co-occurrence weight.
         a = np.concatenate((src, dst))

@@ -24,8 +24,8 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from itertools import islice
 from functools import cached_property
+from itertools import islice
 
 import numpy as np
 from lxml import etree
@@ -81,7 +81,7 @@ def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     if not isinstance(html, (bytes, bytearray, memoryview)):
         raise TypeError(f"html must be str or bytes, not {type(html).__name__}")
     data = bytes(html)
-    headers = [f"text/html; charset={encoding}"] if encoding else []
+    headers: list[str | None] = [f"text/html; charset={encoding}"] if encoding else []
     headers += [None, "text/html; charset=utf-8"]  # then <meta charset>, then UTF-8
     for header in headers:
         try:

@@ -23,9 +23,10 @@ def check_real(name: str, value: object, low: float = 0.0, high: float = math.in
     """
     if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
         raise ValueError(f"{name} must be a float {_range(low, high)}, got {value!r}")
-    if not low <= value <= high or math.isinf(value):
+    number = float(value)
+    if not low <= number <= high or math.isinf(number):
         raise ValueError(f"{name} must be a float {_range(low, high)}, got {value!r}")
-    return float(value)
+    return number
 
 
 def check_int(name: str, value: object, low: int = 0, high: float = math.inf) -> int:
@@ -40,7 +41,7 @@ def check_int(name: str, value: object, low: int = 0, high: float = math.inf) ->
     ...
     ValueError: radius must be an int >= 0, got 1.5
     """
-    if isinstance(value, bool) or not isinstance(value, Integral) or not low <= value <= high:
+    if isinstance(value, bool) or not isinstance(value, Integral) or not low <= int(value) <= high:
         raise ValueError(f"{name} must be an int {_range(low, high)}, got {value!r}")
     return int(value)
 
@@ -52,7 +53,7 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     """
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _range(low: float, high: float) -> str:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import itertools
 import logging
-from functools import cached_property
 import operator  # noqa: F401 - the doctests use it
+from functools import cached_property
 from operator import attrgetter
 
 import numpy as np

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from .page import dotted_paths
+from .text import assemble_body
 
-__all__ = ["Extraction", "NodeTable", "assemble_body", "text_node_extraction"]
+__all__ = ["Extraction", "NodeTable", "text_node_extraction"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,10 +141,10 @@ class Extraction:
     def metadata(self) -> dict[str, Any]:
         """The article's metadata (headline, authors, dates, language, description, lead
         image, canonical URL, site name, section, tags, and the ``sources`` of each
-        value), computed on first access by :func:`scrapy_cepr.metadata.extract_metadata`
+        value), computed on first access by :func:`scrapy_cepr.core.metadata.extract_metadata`
         from :attr:`source`. When :attr:`body_html` was read before, its first image is
         the lead image of a page whose structured data names none."""
-        from ..metadata import extract_metadata
+        from .metadata import extract_metadata
 
         content_html = self.__dict__.get("body_html")  # the lead image from the content, if already built
         return extract_metadata(self.source or "", url=self.url, headline=self.title, content_html=content_html)
@@ -175,28 +176,6 @@ class Extraction:
         if metadata:
             out["metadata"] = self.metadata
         return out
-
-
-def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray) -> str:
-    """Join the kept text nodes in document order: nodes of one display block are joined
-    with a space, blocks with a newline (CEPR Fig. 8 concatenates the content nodes).
-
-    :param texts: N normalised strings.
-    :param blocks: int ``(N,)`` display-block ids from the page model.
-    :param keep: bool ``(N,)`` content mask.
-
-    >>> assemble_body(["Hello", "world", "Next", "menu"], np.array([1, 1, 2, 3]), np.array([True, True, True, False]))
-    'Hello world\\nNext'
-    """
-    idx = np.flatnonzero(keep)
-    if idx.size == 0:
-        return ""
-    kept_blocks = blocks[idx]
-    breaks = (np.flatnonzero(kept_blocks[1:] != kept_blocks[:-1]) + 1).tolist()
-    kept = list(map(texts.__getitem__, idx.tolist()))
-    # One line per run of kept nodes of one block: slices [start, end) of *kept*.
-    lines = map(kept.__getitem__, map(slice, [0, *breaks], [*breaks, idx.size]))
-    return "\n".join(map(" ".join, lines))
 
 
 def text_node_extraction(
@@ -253,7 +232,7 @@ class _PagePaths(Sequence):
             self._paths = dotted_paths(self._parents, self._names)
         return self._paths
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         return self._build()[index]
 
     def __len__(self) -> int:

@@ -16,6 +16,7 @@ import numpy as np
 __all__ = [
     "CJK_RE",
     "CONTROL_RE",
+    "assemble_body",
     "has_controls",
     "count_punctuation",
     "normalize_space",
@@ -145,3 +146,25 @@ def word_tokens(text: str) -> list[str]:
     ['It', 's', '9', '30', 'São', 'Paulo']
     """
     return _WORD_RE.findall(text)
+
+
+def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray) -> str:
+    """Join the kept text nodes in document order: nodes of one display block are joined
+    with a space, blocks with a newline (CEPR Fig. 8 concatenates the content nodes).
+
+    :param texts: N normalised strings.
+    :param blocks: int ``(N,)`` display-block ids from the page model.
+    :param keep: bool ``(N,)`` content mask.
+
+    >>> assemble_body(["Hello", "world", "Next", "menu"], np.array([1, 1, 2, 3]), np.array([True, True, True, False]))
+    'Hello world\\nNext'
+    """
+    idx = np.flatnonzero(keep)
+    if idx.size == 0:
+        return ""
+    kept_blocks = blocks[idx]
+    breaks = (np.flatnonzero(kept_blocks[1:] != kept_blocks[:-1]) + 1).tolist()
+    kept = list(map(texts.__getitem__, idx.tolist()))
+    # One line per run of kept nodes of one block: slices [start, end) of *kept*.
+    lines = map(kept.__getitem__, map(slice, [0, *breaks], [*breaks, idx.size]))
+    return "\n".join(map(" ".join, lines))

@@ -58,14 +58,14 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
             candidates.append((level, first, text))
     reference = page.meta_title or page.html_title
     if reference and candidates:
-        best = None
+        best: tuple[tuple[float, int, int], str, int] | None = None
         refs = {reference.lower(), strip_site_name(reference).lower()}
         for level, first, text in candidates:
             score = max(fuzz.ratio(text.lower(), ref) for ref in refs)
             key = (score, -level, -first)
             if best is None or key > best[0]:
                 best = (key, text, first)
-        if best[0][0] >= _MIN_MATCH:
+        if best is not None and best[0][0] >= _MIN_MATCH:
             return best[1], best[2]
     h1 = [c for c in candidates if c[0] == 1]
     if len(h1) == 1:

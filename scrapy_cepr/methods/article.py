@@ -102,9 +102,9 @@ from ..core.params import check_int, check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.threshold import std_threshold
 from ..core.title import pick_title
-from .cepr import PAPER_ALPHA, CEPRParams, histogram
+from ..core.setpr import PAPER_ALPHA, CEPRParams, histogram
 from ..core.region import DomTable
-from .nce import NCEParams, comment_start
+from ..core.comments import NCEParams, comment_start
 
 __all__ = ["ArticleParams", "NON_ARTICLE_TAGS", "body_evidence", "body_subtree", "run"]
 

@@ -78,9 +78,9 @@ from w3lib.html import replace_entities
 
 from ..core.page import Page
 from ..core.params import check_choice, check_int, check_real
-from ..core.text import CONTROL_RE, has_controls
 from ..core.result import Extraction, NodeTable
 from ..core.smoothing import gaussian_kernel
+from ..core.text import CONTROL_RE, has_controls
 from ..core.title import pick_title
 
 __all__ = [

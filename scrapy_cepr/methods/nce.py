@@ -78,82 +78,21 @@ fitted as the paper did, by a local search on a development part of the corpus, 
 
 from __future__ import annotations
 
-import itertools
 import logging
-import re
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.comments import WORD_RE as _WORD_RE
+from ..core.comments import NCEParams, comment_start
 from ..core.page import Page
 from ..core.region import DomTable
-from ..core.params import check_int, check_real
 from ..core.result import Extraction, text_node_extraction
-from ..core.text import CJK_RE
 from ..core.title import pick_title, strip_site_name
 
-__all__ = ["ElementTable", "NCEParams", "comment_start", "run", "separator_node", "title_search"]
+__all__ = ["ElementTable", "run", "separator_node", "title_search"]
 
 logger = logging.getLogger(__name__)
-
-_CJK = CJK_RE.pattern[1:-1]
-#: Words of ``bag(·)``: a CJK character, or a run of other Unicode word characters.
-_WORD_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
-_DIGITS_RE = re.compile(r"\d+")
-#: ``_WORD_RE`` on ASCII text, where no CJK character can occur: runs of ``[A-Za-z0-9_]``.
-_ASCII_WORD_RE = re.compile(r"\w+", re.ASCII)
-#: ``_WORD_RE`` on text without a CJK character (the ``[CJK]`` branch never matches
-#: there, the other is ``\w+``): the simpler pattern is matched faster.
-_PLAIN_WORD_RE = re.compile(r"\w+")
-_COMPONENT_SIZE = 3  # paper, Phase 2 step 3: "a connected component with at least 3 nodes"
-
-
-@dataclass(frozen=True)
-class NCEParams:
-    """Validated NCE parameters (paper Sec. 2; fitted values as defaults, see the module
-    docstring for the procedure). The paper's symbols are given for each.
-
-    :param link_density: α in [0, 1]: a child tree of the separator node is kept when its
-        link density is at most α (``F_{u,α}``). Paper example: 0.4.
-    :param sibling_link_density: α_s in [0, 1], condition (iii): a sibling counts as
-        "with text" only when its link density is below α_s.
-    :param min_leaf_chars: β1 ≥ 1 characters of the leaf L that starts the search.
-    :param min_separator_chars: β2 ≥ 1 characters of ``text(T_u)``, condition (ii).
-    :param min_sibling_chars: β_s ≥ 1 characters of a sibling's text, condition (iii).
-    :param comment_similarity: Jaccard index in [0, 1] of two blocks' digit-masked word
-        sets above which they are similar (Phase 2).
-    :param comment_window: 1 ≤ blocks apart for two blocks to be closely located (Phase 2).
-    :param comment_min_words: ≥ 1 distinct digit-masked words of a block for it to be a
-        node of the Phase 2 graph (so that lone numbers or one-word labels repeated in
-        the body, such as "Advertisement", can be kept out).
-    :param title_min_words: β3 ≥ 1 words of a title candidate (Phase 3).
-    :param title_max_words: β4 ≥ β3 words of a title candidate (Phase 3).
-    :param title_overlap: share in [0, 1] of a candidate's words that must occur in U'.
-    :raises ValueError: naming the parameter and its allowed range.
-    """
-
-    link_density: float = 0.6
-    sibling_link_density: float = 0.4
-    min_leaf_chars: int = 200
-    min_separator_chars: int = 1500
-    min_sibling_chars: int = 300
-    comment_similarity: float = 0.6
-    comment_window: int = 2
-    comment_min_words: int = 2
-    title_min_words: int = 3
-    title_max_words: int = 8
-    title_overlap: float = 0.75
-
-    def __post_init__(self) -> None:
-        for name in ("link_density", "sibling_link_density", "comment_similarity", "title_overlap"):
-            object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
-        for name in ("min_leaf_chars", "min_separator_chars", "min_sibling_chars", "comment_window", "comment_min_words", "title_min_words"):
-            object.__setattr__(self, name, check_int(name, getattr(self, name), 1, 10**9))
-        object.__setattr__(
-            self, "title_max_words", check_int("title_max_words", self.title_max_words, self.title_min_words, 10**9)
-        )
-
 
 #: NCE's element table (the paper's node ids are its pre-order indices): the shared
 #: :class:`~scrapy_cepr.core.region.DomTable`, under the name this module always used.
@@ -211,125 +150,6 @@ def forest_mask(page: Page, table: ElementTable, params: NCEParams, u: int) -> n
     if params.link_density < 1.0:
         own &= ~page.in_link
     return in_kept[table.owner] | own
-
-
-def _block_words(text: str) -> frozenset[str]:
-    """The digit-masked word set of a block (Phase 2).
-
-    >>> sorted(_block_words("Posted 12:30, posted by Ann")), sorted(_block_words("新闻 2024"))
-    (['0', 'ann', 'by', 'posted'], ['0', '新', '闻'])
-    >>> sorted(_block_words("Café “Zoë” opens at 9:30 — 2nd floor"))
-    ['0', '0nd', 'at', 'café', 'floor', 'opens', 'zoë']
-    """
-    text = text.lower()
-    if text.isascii():
-        pattern = _ASCII_WORD_RE
-    else:
-        pattern = _WORD_RE if CJK_RE.search(text) else _PLAIN_WORD_RE
-    words = frozenset(pattern.findall(text))
-    # Digits are word characters (and no CJK ones): masking the digit runs of the
-    # distinct words gives the words of the masked text, at a fraction of the cost.
-    # Only the words that are not all letters change (found by a C-level filter).
-    odd = list(itertools.filterfalse(str.isalpha, words))
-    if not odd:
-        return words
-    return words.difference(odd).union([_DIGITS_RE.sub("0", w) for w in odd])
-
-
-def _has_close_twin(paths: np.ndarray, window: int, min_blocks: int = 2) -> np.ndarray:
-    """bool ``(B,)``: the block lies in a *chain* of at least *min_blocks* blocks, a chain
-    being a maximal sequence of blocks with the same tag path (*paths*, one id per
-    block), each at most *window* blocks after the previous one. An edge of the Phase 2
-    graph joins two blocks of one path at most *window* apart, hence of one chain: a
-    component never spans two chains, and a block of a chain with fewer than
-    ``_COMPONENT_SIZE`` blocks is never part of a component that large, so Phase 2 need
-    not read its words. With ``min_blocks = 2``: the block has a same-path block at most
-    *window* blocks away.
-
-    >>> _has_close_twin(np.array([4, 7, 4, 9, 9, 5, 4]), 2).tolist()
-    [True, False, True, True, True, False, False]
-    >>> _has_close_twin(np.array([4, 7, 4, 9, 4, 5, 4, 9, 1, 1]), 2, 3).tolist()
-    [True, False, True, False, True, False, True, False, False, False]
-    """
-    n = paths.size
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    order = np.argsort(paths, kind="stable")  # by path, then block number
-    same = paths[order[1:]] == paths[order[:-1]]
-    close = same & (order[1:] - order[:-1] <= window)
-    chain = np.cumsum(np.concatenate(([True], ~close)))  # chain number, in sorted order
-    out = np.empty(n, dtype=bool)
-    out[order] = np.bincount(chain)[chain] >= min_blocks
-    return out
-
-
-def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None:
-    """Phase 2: the index of the first text node of the comment region in the forest
-    *keep* (bool ``(N,)``), or None when no 3 closely located similar blocks exist
-    (see the module docstring for "block", "similar" and "closely located").
-    """
-    idx = np.flatnonzero(keep)
-    if idx.size == 0:
-        return None
-    blocks = page.blocks[idx]
-    # Positions in ``idx`` where a display block starts, and where it ends.
-    starts = np.concatenate(([0], np.flatnonzero(blocks[1:] != blocks[:-1]) + 1))
-    ends = np.append(starts[1:], idx.size)
-    paths = page.path_ids[idx[starts]]
-    texts = page.texts
-    nodes: list[tuple[int, int, frozenset[str], int]] = []  # (block number, path id, words, |words|)
-    parent: list[int] = []
-    size: list[int] = []
-
-    def find(a: int) -> int:
-        """Union-find root of block *a*, with path halving."""
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    node_of = idx.tolist()
-    block_starts, block_ends, path_of = starts.tolist(), ends.tolist(), paths.tolist()
-    window, similarity, min_words = params.comment_window, params.comment_similarity, params.comment_min_words
-    for b in np.flatnonzero(_has_close_twin(paths, window, _COMPONENT_SIZE)).tolist():
-        words = _block_words(" ".join(map(texts.__getitem__, node_of[block_starts[b] : block_ends[b]])))
-        n_words = len(words)
-        if n_words < min_words:
-            continue
-        me = len(nodes)
-        path = path_of[b]
-        nodes.append((b, path, words, n_words))
-        parent.append(me)
-        size.append(1)
-        for other in range(me - 1, -1, -1):
-            ob, opath, owords, n_owords = nodes[other]
-            if b - ob > window:
-                break
-            if opath != path:
-                continue
-            # |A ∩ B| ≤ min(|A|, |B|) and |A ∪ B| ≥ max(|A|, |B|): sets of too unequal
-            # sizes are never similar, and are not intersected (the same floating-point
-            # test, as s·x is monotone in x).
-            if n_words < n_owords:
-                if n_words < similarity * n_owords:
-                    continue
-            elif n_owords < similarity * n_words:
-                continue
-            inter = len(words & owords)
-            if inter and inter >= similarity * (len(words) + len(owords) - inter):
-                ra, rb = find(me), find(other)
-                if ra != rb:
-                    parent[ra] = rb
-                    size[rb] += size[ra]
-                    if size[rb] >= _COMPONENT_SIZE:
-                        first = min(n for n in range(len(nodes)) if find(n) == rb)
-                        first_block = nodes[first][0]
-                        if first_block == 0:
-                            # A repeated pattern from U's first block on is the body's own
-                            # layout, not comments after the body (Assumption 2).
-                            return None
-                        return int(idx[starts[first_block]])
-    return None
 
 
 def title_search(page: Page, table: ElementTable, keep: np.ndarray, params: NCEParams) -> tuple[str | None, int | None]:

@@ -1,13 +1,14 @@
-"""The public entry point of the extraction core: :func:`extract`."""
+"""The composition root :func:`extract`: the core's page model and the methods registry,
+above both, so that :mod:`scrapy_cepr.core` never imports a method."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from ..methods import get_method
-from .page import Page
-from .result import Extraction
+from .core.page import Page
+from .core.result import Extraction
+from .methods import get_method
 
 __all__ = ["extract", "extract_with_page"]
 

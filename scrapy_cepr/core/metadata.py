@@ -1,0 +1,557 @@
+"""The article's metadata: authors, dates, language, description, lead image, canonical
+URL, site name, section and tags, read from the page's structured data and head
+(:func:`extract_metadata`).
+
+Libraries do the reading (no parser of our own):
+
+* **extruct** reads JSON-LD, microdata (both schema.org, walked for the first
+  ``*Article`` / ``BlogPosting`` / ``Report`` item) and OpenGraph (``og:*``,
+  ``article:*``);
+* **htmldate** finds the publication date when the structured data has none (it looks
+  at the URL, ``<meta>`` and ``<time>`` elements, then the page text; in its fast mode,
+  without the dateparser fallback that can take seconds per page);
+* the head's ``<meta name=…>``, ``<link rel="canonical">`` and ``<html lang>`` are read
+  with lxml, as is ``<a rel="author">`` in the page;
+* the language, when the page declares none, is guessed from the stop words of the
+  ``stop-words`` package (a base requirement; CJK scripts by their Unicode blocks).
+
+Which source wins, per key (the first that has a value): JSON-LD, then microdata, then
+OpenGraph, then ``<meta>``, then the page text; dates: JSON-LD, microdata, OpenGraph
+``article:published_time`` / ``article:modified_time``, then htmldate. Each value's origin
+is recorded in ``metadata["sources"]`` as ``"json-ld"``, ``"microdata"``,
+``"opengraph"``, ``"meta"``, ``"htmldate"`` or ``"page text"``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+__all__ = ["METADATA_KEYS", "empty_metadata", "extract_metadata", "guess_language", "move_byline"]
+
+logger = logging.getLogger(__name__)
+
+#: The keys of :func:`extract_metadata`'s dict, besides ``sources``.
+METADATA_KEYS: tuple[str, ...] = (
+    "headline", "authors", "date_published", "date_modified", "language", "description", "image",
+    "canonical_url", "site_name", "section", "tags",
+)
+_LIST_KEYS = ("authors", "tags")
+_ARTICLE_TYPE_RE = re.compile(r"(Article|BlogPosting|Report|Posting)$")
+_MAX_ITEMS = 200  # structured-data items walked per page (bounded work on hostile pages)
+_MAX_LIST = 20  # authors / tags kept
+
+
+def empty_metadata(headline: str | None = None) -> dict[str, Any]:
+    """The metadata dict with every key absent (None, or [] for lists).
+
+    >>> m = empty_metadata("Hi"); m["headline"], m["authors"], m["image"], m["sources"]
+    ('Hi', [], None, {})
+    """
+    out: dict[str, Any] = {k: ([] if k in _LIST_KEYS else None) for k in METADATA_KEYS}
+    out["headline"] = headline
+    out["sources"] = {}
+    return out
+
+
+def extract_metadata(source: str | bytes, *, url: str | None = None, headline: str | None = None,
+                     content_html: str | None = None) -> dict[str, Any]:
+    """Read the metadata of one page.
+
+    :param source: the page's HTML (decoded ``str``, or bytes: UTF-8 unless declared).
+    :param url: the page URL; relative image and canonical URLs are resolved against it
+        (and ``<base href>``). htmldate also looks for a date in it.
+    :param headline: our headline (:attr:`Extraction.title
+        <scrapy_cepr.core.result.Extraction.title>`), copied to ``headline``.
+    :param content_html: the ``body_html`` of the main content, when it is computed
+        anyway: its first image is the lead image (source ``"page text"``) when the
+        structured data and the head name none.
+    :returns: a dict with the keys of :data:`METADATA_KEYS` (None or ``[]`` when
+        absent) and ``sources`` (key -> where its value came from). Dates are ISO 8601:
+        ``YYYY-MM-DD`` from htmldate, the full timestamp as written when the structured
+        data gives one. An unparseable or empty page gives :func:`empty_metadata`.
+
+    >>> html = ('<html lang="en-GB"><head><meta property="og:site_name" content="Courier">'
+    ...         '<script type="application/ld+json">{"@type": "NewsArticle", '
+    ...         '"author": {"@type": "Person", "name": "Ann Lee"}, "datePublished": "2024-03-05T10:00:00Z"}'
+    ...         '</script></head><body><p>Text</p></body></html>')
+    >>> m = extract_metadata(html, url="https://c.example/a", headline="Storm")
+    >>> m["authors"], m["date_published"], m["language"], m["site_name"]
+    (['Ann Lee'], '2024-03-05T10:00:00+00:00', 'en-GB', 'Courier')
+    >>> m["sources"]["authors"], m["sources"]["language"]
+    ('json-ld', 'meta')
+    """
+    out = empty_metadata(headline)
+    tree = _parse(source)
+    if tree is None:
+        return out
+    base = _base_url(tree, url)
+    data = _structured(tree, base)
+    head = _head_meta(tree)
+    og = data["opengraph"]
+    ld = _article(data["json-ld"])
+    md = _article(data["microdata"])
+    candidates: dict[str, list[tuple[str, Any]]] = {k: [] for k in METADATA_KEYS if k != "headline"}
+
+    def add(key: str, source_name: str, value: Any) -> None:
+        candidates[key].append((source_name, value))
+
+    for name, item in (("json-ld", ld), ("microdata", md)):
+        if not item:
+            continue
+        add("authors", name, _names(item.get("author")) or _names(item.get("creator")))
+        add("date_published", name, _iso(item.get("datePublished") or item.get("dateCreated")))
+        add("date_modified", name, _iso(item.get("dateModified")))
+        add("language", name, _language_tag(_first_text(item.get("inLanguage"))))
+        add("description", name, _first_text(item.get("description")))
+        add("image", name, _image_url(item.get("image") or item.get("thumbnailUrl"), base))
+        add("canonical_url", name, _url(_first_text(item.get("mainEntityOfPage")) or _first_text(item.get("url")), base))
+        add("site_name", name, _first_text(_names(item.get("publisher"))))
+        add("section", name, _first_text(item.get("articleSection")))
+        add("tags", name, _keywords(item.get("keywords")))
+    add("authors", "opengraph", [a for a in _all(og, "article:author") if not _looks_like_url(a)])
+    add("date_published", "opengraph", _iso(_one(og, "article:published_time")))
+    add("date_modified", "opengraph", _iso(_one(og, "article:modified_time") or _one(og, "og:updated_time")))
+    add("language", "opengraph", _language_tag(_one(og, "og:locale")))
+    add("description", "opengraph", _one(og, "og:description"))
+    add("image", "opengraph", _url(_one(og, "og:image") or _one(og, "og:image:url"), base))
+    add("canonical_url", "opengraph", _url(_one(og, "og:url"), base))
+    add("site_name", "opengraph", _one(og, "og:site_name"))
+    add("section", "opengraph", _one(og, "article:section"))
+    add("tags", "opengraph", _dedupe(_all(og, "article:tag")))
+    add("authors", "meta", [a for a in _split_names(head.get("author")) if not _looks_like_url(a)])
+    add("language", "meta", _language_tag(tree.get("lang") or tree.get("xml:lang") or head.get("content-language")))
+    add("description", "meta", head.get("description") or head.get("twitter:description"))
+    add("image", "meta", _url(head.get("twitter:image") or head.get("twitter:image:src"), base))
+    add("canonical_url", "meta", _url(_canonical(tree), base))
+    add("site_name", "meta", head.get("application-name"))
+    add("tags", "meta", _keywords(head.get("news_keywords") or head.get("keywords")))
+    add("authors", "page text", _rel_authors(tree))
+    # <html lang> and the head are the page's own declaration: prefer them to og:locale.
+    candidates["language"].sort(key=lambda c: {"json-ld": 0, "microdata": 1, "meta": 2}.get(c[0], 3))
+
+    for key, options in candidates.items():
+        for source_name, value in options:
+            if value:
+                out[key] = value[:_MAX_LIST] if isinstance(value, list) else value
+                out["sources"][key] = source_name
+                break
+    if out["date_published"] is None:
+        out["date_published"] = _htmldate(tree, url, original=True)
+        if out["date_published"]:
+            out["sources"]["date_published"] = "htmldate"
+    if out["image"] is None and content_html:
+        out["image"] = _first_image(content_html)
+        if out["image"]:
+            out["sources"]["image"] = "page text"
+    if out["language"] is None:
+        text = " ".join(tree.xpath("string(//body)").split())[:5000] if tree.find("body") is not None else ""
+        out["language"] = guess_language(text)
+        if out["language"]:
+            out["sources"]["language"] = "page text"
+    return out
+
+
+def htmldate_date(source: str | bytes, url: str | None = None, *, original: bool = True) -> str | None:
+    """htmldate's own date for *source* (``YYYY-MM-DD``), None when it finds none: the
+    publication date with *original*, else the most recent date. For the benchmark's
+    comparison with JSON-LD (``benchmarks/metadata_coverage.py``)."""
+    tree = _parse(source)
+    return _htmldate(tree, url, original=original) if tree is not None else None
+
+
+def move_byline(body: str, authors: Sequence[str], *, max_lines: int = 4, max_chars: int = 120) -> tuple[str, str | None]:
+    """Remove the byline from *body*: the first of its first *max_lines* lines that is at
+    most *max_chars* characters long and names one of *authors* (case-insensitive).
+
+    :returns: ``(body without that line, the line)``, or ``(body, None)`` when no line
+        qualifies (or *authors* is empty: a byline is only recognised by a known author).
+
+    >>> move_byline("Ann Lee, Coast correspondent\\nThe wall fell.", ["Ann Lee"])
+    ('The wall fell.', 'Ann Lee, Coast correspondent')
+    >>> move_byline("The wall fell, Ann Lee said.", ["Ann Lee"], max_chars=20)
+    ('The wall fell, Ann Lee said.', None)
+    """
+    names = [a.casefold() for a in authors if a and a.strip()]
+    if not body or not names:
+        return body, None
+    lines = body.split("\n")
+    for i, line in enumerate(lines[:max_lines]):
+        folded = line.casefold()
+        if len(line) <= max_chars and any(n in folded for n in names):
+            return "\n".join(lines[:i] + lines[i + 1:]), line
+    return body, None
+
+
+def guess_language(text: str, *, min_hits: int = 3) -> str | None:
+    """A guess at the language of *text* (an ISO 639-1 code), or None.
+
+    Han characters make it ``"zh"`` (``"ja"`` with kana, ``"ko"`` for Hangul) when they
+    are most of the letters; otherwise the language whose stop words (``stop-words``
+    package) cover the most words wins, with at least *min_hits* of them and 15 % of the
+    words.
+
+    >>> guess_language("The council said that the wall was one of the oldest in the town.")
+    'en'
+    >>> guess_language("湿地公园的鸟类数量今年增加了三成。")
+    'zh'
+    >>> guess_language("xyz") is None
+    True
+    """
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return None
+    cjk = {"zh": 0, "ja": 0, "ko": 0}
+    for c in letters:
+        o = ord(c)
+        if 0x3040 <= o <= 0x30FF:
+            cjk["ja"] += 1
+        elif 0xAC00 <= o <= 0xD7AF or 0x1100 <= o <= 0x11FF:
+            cjk["ko"] += 1
+        elif 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF:
+            cjk["zh"] += 1
+    if sum(cjk.values()) > len(letters) / 2:
+        if cjk["ja"] > len(letters) / 20:
+            return "ja"
+        return max(cjk, key=cjk.__getitem__)
+    words = re.findall(r"\w+", text.casefold())
+    if not words:
+        return None
+    best, best_hits = None, 0
+    for code, stop in _stop_word_sets():
+        hits = sum(1 for w in words if w in stop)
+        if hits > best_hits:
+            best, best_hits = code, hits
+    if best_hits >= min_hits and best_hits >= 0.15 * len(words):
+        return best
+    return None
+
+
+# -- reading ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _stop_word_sets() -> tuple[tuple[str, frozenset[str]], ...]:
+    import stop_words
+
+    sets = []
+    for name, code in sorted(stop_words.LANGUAGE_MAPPING.items()):
+        try:
+            sets.append((name, frozenset(w.casefold() for w in stop_words.get_stop_words(code))))
+        except stop_words.StopWordError:  # pragma: no cover - a list missing from the package
+            continue
+    return tuple(sets)
+
+
+def _parse(source: str | bytes):
+    """The page as an ``lxml.html`` tree (scripts kept: JSON-LD lives there), or None."""
+    import lxml.html
+    from lxml import etree
+
+    if isinstance(source, str):
+        if not source.strip():
+            return None
+        data = source.encode("utf-8", "replace")
+        encoding = "utf-8"
+    else:
+        if not source.strip():
+            return None
+        data, encoding = bytes(source), None
+    parser = lxml.html.HTMLParser(encoding=encoding, no_network=True, huge_tree=False, remove_comments=True)
+    try:
+        return lxml.html.document_fromstring(data, parser=parser)
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return None
+
+
+def _base_url(tree, url: str | None) -> str | None:
+    for base in tree.iterfind("head/base"):
+        href = (base.get("href") or "").strip()
+        if href:
+            return urljoin(url, href) if url else href
+    return url
+
+
+def _structured(tree, base: str | None) -> dict[str, Any]:
+    """JSON-LD and microdata items (uniform dicts) and OpenGraph properties, via extruct.
+    A syntax that fails to read is logged and left empty."""
+    import copy
+
+    import extruct
+    import lxml.html
+
+    out: dict[str, Any] = {"json-ld": [], "microdata": [], "opengraph": {}}
+    # JSON-LD one script at a time (each copied into a document of its own), so that one
+    # broken script does not hide the others.
+    for script in tree.xpath('//script[@type="application/ld+json"]')[:_MAX_ITEMS]:
+        holder = lxml.html.Element("div")
+        holder.append(copy.copy(script))
+        try:
+            out["json-ld"] += extruct.extract(holder, base_url=base, syntaxes=["json-ld"], uniform=True,
+                                              errors="strict").get("json-ld") or []
+        except Exception as exc:  # noqa: BLE001 - third-party parsers of untrusted markup
+            logger.debug("extruct could not read a JSON-LD script: %s", exc)
+    for syntax in ("microdata", "opengraph"):
+        try:
+            found = extruct.extract(tree, base_url=base, syntaxes=[syntax], uniform=True, errors="strict")
+        except Exception as exc:  # noqa: BLE001 - third-party parsers of untrusted markup
+            logger.debug("extruct could not read %s: %s", syntax, exc)
+            continue
+        items = found.get(syntax) or []
+        if syntax == "opengraph":
+            props: dict[str, list[str]] = {}
+            for item in items:
+                for k, v in item.items():
+                    if isinstance(v, str) and not k.startswith("@"):
+                        props.setdefault(k, []).append(v)
+                    elif isinstance(v, list):
+                        props.setdefault(k, []).extend(x for x in v if isinstance(x, str))
+            out[syntax] = props
+        else:
+            out[syntax] = items
+    return out
+
+
+def _walk(items: Iterable[Any]) -> Iterator[dict]:
+    """Every dict in *items*, nested ones (``@graph``, properties) included, breadth
+    first, at most ``_MAX_ITEMS``."""
+    queue = [x for x in items]
+    seen = 0
+    while queue and seen < _MAX_ITEMS:
+        item = queue.pop(0)
+        if isinstance(item, list):
+            queue.extend(item)
+            continue
+        if not isinstance(item, dict):
+            continue
+        seen += 1
+        yield item
+        for value in item.values():
+            if isinstance(value, (dict, list)):
+                queue.append(value)
+
+
+def _types(item: dict) -> list[str]:
+    t = item.get("@type")
+    types = t if isinstance(t, list) else [t]
+    return [x.rsplit("/", 1)[-1] for x in types if isinstance(x, str)]
+
+
+def _article(items: Sequence[Any]) -> dict | None:
+    """The first schema.org article item (``NewsArticle``, ``BlogPosting`` …), else the
+    first ``WebPage`` item, else None."""
+    page = None
+    for item in _walk(items):
+        types = _types(item)
+        if any(_ARTICLE_TYPE_RE.search(t) for t in types):
+            return item
+        if page is None and any(t.endswith("WebPage") for t in types):
+            page = item
+    return page
+
+
+def _head_meta(tree) -> dict[str, str]:
+    """``<meta name|property|http-equiv=… content=…>`` of the page, lower-cased names,
+    first value wins."""
+    out: dict[str, str] = {}
+    for meta in tree.iter("meta"):
+        name = meta.get("name") or meta.get("property") or meta.get("http-equiv")
+        content = meta.get("content")
+        if name and content and content.strip():
+            out.setdefault(name.strip().lower(), " ".join(content.split()))
+    return out
+
+
+def _canonical(tree) -> str | None:
+    for link in tree.iter("link"):
+        if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
+            return link.get("href").strip()
+    return None
+
+
+def _rel_authors(tree) -> list[str]:
+    names = []
+    for a in tree.iter("a"):
+        if "author" in (a.get("rel") or "").lower().split():
+            text = " ".join(a.text_content().split())
+            if text and len(text) <= 80:
+                names.append(text)
+    return _dedupe(names)
+
+
+def _first_image(content_html: str) -> str | None:
+    """The ``src`` of the first ``<img>`` of a ``body_html`` (already absolute and checked)."""
+    import lxml.html
+
+    try:
+        images = lxml.html.fragments_fromstring(content_html)
+    except (ValueError, TypeError):
+        return None
+    for block in images:
+        if isinstance(block, str):
+            continue
+        for img in block.iter("img"):
+            if img.get("src"):
+                return img.get("src")
+    return None
+
+
+def _htmldate(tree, url: str | None, *, original: bool) -> str | None:
+    from htmldate import find_date
+
+    try:
+        # Fast mode: the extensive search hands text to dateparser, which took 15 s on one
+        # page of the demo site (it tries every locale); the fast mode stays in htmldate's
+        # own patterns (URL, meta, time elements, page text) and takes milliseconds.
+        return find_date(tree, url=url, original_date=original, extensive_search=False)
+    except Exception as exc:  # noqa: BLE001 - a third-party parser on untrusted markup
+        logger.debug("htmldate failed on %s: %s", url, exc)
+        return None
+
+
+# -- values ----------------------------------------------------------------------------
+
+
+def _first_text(value: Any) -> str | None:
+    """The first string in *value* (a string, a list, or a dict's ``@id``/``url``/``name``)."""
+    if isinstance(value, str):
+        value = " ".join(value.split())
+        return value or None
+    if isinstance(value, list):
+        for v in value:
+            text = _first_text(v)
+            if text:
+                return text
+        return None
+    if isinstance(value, dict):
+        return _first_text(value.get("@id") or value.get("url") or value.get("name"))
+    return None
+
+
+def _names(value: Any) -> list[str]:
+    """Person or organisation names from a schema.org ``author``/``publisher`` value.
+
+    >>> _names([{"@type": "Person", "name": "Ann Lee"}, "Bo Chen", {"name": ["C D"]}])
+    ['Ann Lee', 'Bo Chen', 'C D']
+    """
+    out: list[str] = []
+    values = value if isinstance(value, list) else [value]
+    for v in values:
+        if isinstance(v, dict):
+            v = v.get("name")
+            if isinstance(v, list):
+                v = next((x for x in v if isinstance(x, str)), None)
+        if isinstance(v, str):
+            v = " ".join(v.split())
+            if v and not _looks_like_url(v):
+                out.append(v)
+    return _dedupe(out)
+
+
+def _split_names(value: str | None) -> list[str]:
+    """A ``<meta name="author">`` value split on ``,``/``;``/``|``/`` and ``.
+
+    >>> _split_names("Ann Lee and Bo Chen; C. Dee")
+    ['Ann Lee', 'Bo Chen', 'C. Dee']
+    """
+    if not value:
+        return []
+    parts = re.split(r"\s*(?:[,;|]|\band\b|&)\s*", value)
+    return _dedupe(p.strip() for p in parts if p and p.strip())
+
+
+def _keywords(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return _dedupe(p.strip() for p in value.split(",") if p.strip())
+    if isinstance(value, list):
+        out: list[str] = []
+        for v in value:
+            out += _keywords(v)
+        return _dedupe(out)
+    return []
+
+
+def _image_url(value: Any, base: str | None) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("url") or value.get("contentUrl") or value.get("@id")
+    return _url(_first_text(value), base)
+
+
+def _url(value: str | None, base: str | None) -> str | None:
+    """*value* made absolute against *base*; None unless http(s)."""
+    if not value:
+        return None
+    url = urljoin(base, value.strip()) if base else value.strip()
+    return url if urlsplit(url).scheme.lower() in ("http", "https") else None
+
+
+def _looks_like_url(value: str) -> bool:
+    return bool(re.match(r"^(https?:)?//|^www\.", value.strip(), re.IGNORECASE))
+
+
+def _iso(value: Any) -> str | None:
+    """An ISO 8601 date or timestamp as written in structured data, normalised by
+    :meth:`datetime.fromisoformat`; None when it is not ISO 8601, or outside htmldate's
+    plausible range (from its ``MIN_DATE``, 1995-01-01, to a year from now: CMSs write
+    placeholders such as ``0001-01-01``).
+
+    >>> _iso("2024-03-05T10:00:00Z"), _iso("2024-03-05"), _iso("March 5, 2024"), _iso("0001-01-01T00:00:00Z")
+    ('2024-03-05T10:00:00+00:00', '2024-03-05', None, None)
+    """
+    from htmldate.settings import MIN_DATE
+
+    text = _first_text(value)
+    if not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    naive = parsed.replace(tzinfo=None)
+    if naive < MIN_DATE or naive > datetime.now() + timedelta(days=366):
+        return None
+    if len(text) == 10:
+        return parsed.date().isoformat()
+    return parsed.isoformat()
+
+
+def _language_tag(value: str | None) -> str | None:
+    """A BCP 47 tag from ``en_US``/``en-us``/``EN``.
+
+    >>> _language_tag("en_us"), _language_tag("zh-Hans-CN"), _language_tag("  ")
+    ('en-US', 'zh-Hans-CN', None)
+    """
+    if not value or not value.strip():
+        return None
+    parts = re.split(r"[-_]", value.strip().split(",")[0].strip())
+    if not parts[0].isalpha() or not 2 <= len(parts[0]) <= 3:
+        return None
+    tag = [parts[0].lower()]
+    for p in parts[1:]:
+        tag.append(p.upper() if len(p) == 2 else p.title() if len(p) == 4 else p)
+    return "-".join(tag)
+
+
+def _one(props: dict[str, list[str]], key: str) -> str | None:
+    values = props.get(key)
+    return " ".join(values[0].split()) if values else None
+
+
+def _all(props: dict[str, list[str]], key: str) -> list[str]:
+    return _dedupe(" ".join(v.split()) for v in props.get(key, []) if v.strip())
+
+
+def _dedupe(values: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for v in values:
+        k = v.casefold()
+        if k not in seen:
+            seen.add(k)
+            out.append(v)
+    return out
