@@ -123,7 +123,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import redis
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.extensions.feedexport import FileFeedStorage
@@ -131,6 +130,7 @@ from scrapy.http import Response
 from scrapy.utils.request import request_from_dict
 
 try:
+    import redis
     from scrapy_redis.connection import get_redis_from_settings
     from scrapy_redis.dupefilter import RFPDupeFilter
     from scrapy_redis.queue import PriorityQueue
@@ -139,6 +139,8 @@ except ImportError as exc:  # the crawl stops at start (Scrapy loads SCHEDULER),
     raise ImportError(f'scrapy_cepr.distributed needs scrapy-redis ({exc}): pip install "scrapy-cepr[redis]"') from exc
 from twisted.internet.task import LoopingCall
 
+from .exceptions import RedisUnavailableError
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -146,7 +148,6 @@ __all__ = [
     "LineFlushedFileFeedStorage",
     "OutputReport",
     "RecoveringScheduler",
-    "RedisUnavailableError",
     "check_redis",
     "dumps",
     "loads",
@@ -266,11 +267,6 @@ def _check_request_dict(d: dict[str, Any]) -> None:
         method = d.get(name)
         if method is not None and not (isinstance(method, str) and method.isidentifier() and not method.startswith("_")):
             raise ValueError(f"{name} {method!r} is not the name of a public spider method")
-
-
-class RedisUnavailableError(ConnectionError):
-    """The Redis server of ``REDIS_URL`` cannot be reached or refused the login. The
-    message names the host and port, never the password."""
 
 
 def _where(server: Any) -> str:

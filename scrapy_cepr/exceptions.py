@@ -7,6 +7,7 @@
   writes their one-line message to the item's ``cepr_error`` field.
 * For the crawl's executors: :class:`ExtractionTimeout` and :class:`WorkerDied` (only the
   page concerned fails).
+* For the distributed crawl: :class:`RedisUnavailableError`.
 * For the command line: :class:`InputError` and :class:`UsageError` (exit status 1, 2).
 * :class:`TotalConflictError` (a :class:`ValueError`): Dempster's rule undefined.
 
@@ -26,6 +27,7 @@ __all__ = [
     "InputError",
     "NotHTMLError",
     "ParseError",
+    "RedisUnavailableError",
     "RenderError",
     "TooComplexError",
     "TotalConflictError",
@@ -43,6 +45,12 @@ class RenderError(ExtractionError):
 class BrowserNotFound(RenderError):
     """No Chromium on this machine (or playwright is not installed); the message names
     the install command (:data:`scrapy_cepr.render.INSTALL_HINT`)."""
+
+
+class RedisUnavailableError(ConnectionError):
+    """The Redis server of ``REDIS_URL`` cannot be reached or refused the login
+    (:mod:`scrapy_cepr.distributed`). The message names the host and port, never the
+    password."""
 
 
 class ExtractionTimeout(Exception):
