@@ -46,7 +46,8 @@ from lxml import etree
 
 from .errors import ParseError
 
-__all__ = ["HEAD_TAGS", "MAX_DEPTH", "REMOVED_TAGS", "flatten_source", "flatten_tree", "parse_html", "repair_layout"]
+__all__ = ["HEAD_TAGS", "MAX_DEPTH", "REMOVED_TAGS", "flatten_source", "flatten_tree", "noscript_fallback", "parse_html",
+           "repair_layout"]
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ def parse_html(data: bytes, *, json_ld: list[str] | None = None) -> etree._Eleme
     if root is None:
         return None
     repair_layout(root)
+    noscript_fallback(root)
     if json_ld is not None:
         for script in root.iter("script"):
             kind = script.get("type")
@@ -148,6 +150,66 @@ def parse_html(data: bytes, *, json_ld: list[str] | None = None) -> etree._Eleme
                 json_ld.append(script.text)
     etree.strip_elements(root, *REMOVED_TAGS, with_tail=False)
     return root
+
+
+#: A ``<noscript>`` fallback replaces the page when it holds at least this many
+#: characters of text ...
+NOSCRIPT_MIN_CHARS = 200
+#: ... and the text displayed outside every ``<noscript>`` is less than this share of it.
+NOSCRIPT_OUTSIDE_SHARE = 0.25
+_MARKUP_TEXT_RE = re.compile(r"<[A-Za-z/!]")
+
+
+def noscript_fallback(root: etree._Element) -> bool:
+    """Keep the content of the body's ``<noscript>`` elements (unwrapped, in place) when
+    it is the page: when it holds at least :data:`NOSCRIPT_MIN_CHARS` characters of text
+    and the text displayed outside every ``<noscript>`` is less than
+    :data:`NOSCRIPT_OUTSIDE_SHARE` of it. Some forum engines and script-rendered sites
+    put the whole page there, for browsers without JavaScript (a browser with scripting
+    disabled displays it, WHATWG HTML §4.12.2). The ``<noscript>`` becomes a ``<div>``. A
+    ``<noscript>`` whose content came as
+    text holding markup is parsed as HTML first. Otherwise (a "please enable JavaScript"
+    line, a tracking pixel, a fallback beside the page's own text) nothing changes and
+    the ``<noscript>`` elements are removed with the other :data:`REMOVED_TAGS`.
+    Returns True if the tree was changed.
+
+    >>> root = etree.fromstring(b"<html><body><div id=app></div><noscript><p>" + b"Story. " * 40
+    ...                         + b"</p></noscript></body></html>", etree.HTMLParser())
+    >>> noscript_fallback(root), etree.tostring(root)[:44]
+    (True, b'<html><body><div id="app"/><div><p>Story. St')
+    """
+    body = root.find("body")
+    if body is None:
+        return False
+    noscripts = [el for el in body.iter("noscript") if not any(a.tag == "noscript" for a in el.iterancestors())]
+    if not noscripts:
+        return False
+    inside = sum(_text_chars(el) for el in noscripts)
+    if inside < NOSCRIPT_MIN_CHARS:
+        return False
+    outside = _text_chars(body) - inside
+    if outside >= NOSCRIPT_OUTSIDE_SHARE * inside:
+        return False
+    for el in noscripts:
+        if len(el) == 0 and el.text and _MARKUP_TEXT_RE.search(el.text):
+            fragment = etree.fromstring(b"<html><body>" + el.text.encode("utf-8") + b"</body></html>",
+                                        etree.HTMLParser(**_PARSER_OPTIONS))
+            inner = fragment.find("body") if fragment is not None else None
+            el.text = None
+            if inner is not None:
+                el.text = inner.text
+                el.extend(list(inner))
+        el.tag = "div"  # unwrapped: its content is displayed in place
+    logger.debug("the page's text is inside <noscript> (%d characters, %d outside): kept", inside, outside)
+    return True
+
+
+def _text_chars(el: etree._Element) -> int:
+    """Characters of the non-blank text under *el*, without the content of scripts,
+    styles and templates."""
+    total = sum(len(t.strip()) for t in el.itertext())
+    hidden = sum(len(t.strip()) for node in el.iter("script", "style", "template") for t in node.itertext())
+    return total - hidden
 
 
 def _parse_once(data: bytes, huge: bool) -> tuple[etree._Element | None, str | None]:
