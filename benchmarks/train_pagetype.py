@@ -29,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -66,16 +67,19 @@ ROUNDS = 70
 FOLDS = 5
 
 
-def fixture_pages() -> list[tuple[str, str, str]]:
-    """``(name, expected type, html)`` of the project's own page-type fixtures: the type
-    is the file name's second part (``pagetype_forum_*.html``); ``index_*.html`` (news
-    index pages) are listings."""
+def fixture_pages() -> list[tuple[str, str, str, str | None]]:
+    """``(name, expected type, html, url)`` of the project's own page-type fixtures: the
+    type is the file name's second part (``pagetype_forum_*.html``), the URL the page's
+    ``<link rel="canonical">`` (a crawl always knows the URL); ``index_*.html`` (news
+    index pages, no URL) are listings."""
     out = []
     fixtures = ROOT / "tests" / "fixtures"
     for path in sorted(fixtures.glob("pagetype_*.html")):
-        out.append((path.name, path.name.split("_")[1], path.read_text(encoding="utf-8")))
+        html = path.read_text(encoding="utf-8")
+        m = re.search(r'<link rel="canonical" href="([^"]+)"', html)
+        out.append((path.name, path.name.split("_")[1], html, m.group(1) if m else None))
     for path in sorted(fixtures.glob("index_*.html")):
-        out.append((path.name, "listing", path.read_text(encoding="utf-8")))
+        out.append((path.name, "listing", path.read_text(encoding="utf-8"), None))
     return out
 
 
@@ -135,9 +139,22 @@ def format_confusion(m: np.ndarray) -> str:
     return "\n".join(lines)
 
 
+URL_COLUMNS = [i for i, name in enumerate(FEATURE_NAMES) if name.startswith("url_")]
+
+
+def without_url(X: np.ndarray) -> np.ndarray:
+    """*X* with the URL features missing (NaN), as for a page given without its URL."""
+    X = X.copy()
+    X[:, URL_COLUMNS] = np.nan
+    return X
+
+
 def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS):
+    """A booster trained on *X* and on a copy of *X* without URLs (the page type must
+    work for ``extract(html)`` without a URL as well)."""
     import lightgbm as lgb
 
+    X, y = np.vstack([X, without_url(X)]), np.concatenate([y, y])
     dataset = lgb.Dataset(X, y, feature_name=list(FEATURE_NAMES), free_raw_data=False)
     return lgb.train(PARAMS, dataset, num_boost_round=rounds)
 
@@ -151,6 +168,18 @@ def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int 
         booster = train(X[train_idx], y[train_idx], rounds)
         proba[test_idx] = booster.predict(X[test_idx])
     return proba
+
+
+def cross_validate_both(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS):
+    """Out-of-fold probabilities with and without the URL features."""
+    from sklearn.model_selection import GroupKFold
+
+    with_url, no_url = np.zeros((len(y), len(PAGE_TYPES))), np.zeros((len(y), len(PAGE_TYPES)))
+    for train_idx, test_idx in GroupKFold(n_splits=FOLDS).split(X, y, groups):
+        booster = train(X[train_idx], y[train_idx], rounds)
+        with_url[test_idx] = booster.predict(X[test_idx])
+        no_url[test_idx] = booster.predict(without_url(X[test_idx]))
+    return with_url, no_url
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,8 +203,9 @@ def main(argv: list[str] | None = None) -> int:
 
     train_rows = np.ones(len(y), bool) if args.with_aeb else is_wcxb
     proba = np.zeros((len(y), len(PAGE_TYPES)))
-    proba[train_rows] = cross_validate(X[train_rows], y[train_rows], [g for g, k in zip(groups, train_rows) if k],
-                                       args.rounds)
+    proba_no_url = np.zeros((len(y), len(PAGE_TYPES)))
+    proba[train_rows], proba_no_url[train_rows] = cross_validate_both(
+        X[train_rows], y[train_rows], [g for g, k in zip(groups, train_rows) if k], args.rounds)
     if not args.with_aeb and is_aeb.any():
         booster = train(X[is_wcxb], y[is_wcxb], args.rounds)
         proba[is_aeb] = booster.predict(X[is_aeb])
@@ -187,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_confusion(m))
     print(f"accuracy {np.trace(m) / m.sum():.3f}; article vs. not-article accuracy "
           f"{np.mean([(truth[i] == 'article') == (predicted[i] == 'article') for i in w]):.3f}")
+    no_url = [PAGE_TYPES[i] for i in proba_no_url.argmax(axis=1)]
+    print(f"without URLs: accuracy {np.mean([truth[i] == no_url[i] for i in w]):.3f}")
     if is_aeb.any():
         a = np.flatnonzero(is_aeb)
         wrong = [(meta[i]["id"][:12], predicted[i]) for i in a if predicted[i] != "article"]
@@ -204,13 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     model = load_trees(spec)
     fixtures = fixture_pages()
     if fixtures:
-        rows = np.array([_features(html, None)[0] for _, _, html in fixtures])
+        rows = np.array([_features(html, url)[0] for _, _, html, url in fixtures])
         got = [PAGE_TYPES[i] for i in model.predict(rows).argmax(axis=1)]
-        ok = sum(g == t for g, (_, t, _) in zip(got, fixtures, strict=True))
+        ok = sum(g == t for g, (_, t, _, _) in zip(got, fixtures, strict=True))
         print(f"fixtures (final model): {ok} of {len(fixtures)} right")
-        for (name, t, _), g in zip(fixtures, got, strict=True):
+        for (name, t, _, _), g in zip(fixtures, got, strict=True):
             print(f"  {name}: expected {t}, got {g}{'' if g == t else '  <-- wrong'}")
-        print(format_confusion(confusion([t for _, t, _ in fixtures], got)))
+        print(format_confusion(confusion([t for _, t, _, _ in fixtures], got)))
     if not args.no_export:
         write_spec(spec, str(args.out))
         print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KB, {model.num_trees} trees)")

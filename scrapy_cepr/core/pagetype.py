@@ -60,6 +60,7 @@ __all__ = [
     "PRODUCT",
     "SERVICE",
     "load_model",
+    "most_probable",
     "page_features",
     "page_type",
     "page_type_proba",
@@ -84,7 +85,15 @@ MODEL_FILE = "pagetype.json"
 
 #: A link of at least this many characters reads as a headline (about 4 words).
 HEADLINE_CHARS = 25
-#: Text nodes before the story's first line read for a byline (date, author links).
+#: Pages with less text than this (characters; the 1st percentile of the training
+#: pages) get the rule of :func:`page_type_proba` instead of the model.
+MIN_MODEL_CHARS = 1000
+#: The rule's list page: at least this many headline lines ...
+MIN_HEADLINE_LINKS = 6
+#: ... and no run of prose this long (characters; about 80 words, four sentences).
+MIN_STORY_CHARS = 400
+#: Text nodes read on each side of the story's first line for a byline (date, author
+#: links).
 BYLINE_NODES = 12
 #: A line with at least this many characters of non-link text reads as prose (a sentence).
 PROSE_CHARS = 150
@@ -164,6 +173,7 @@ _HEAD_META = {k: _INDEX[f"meta_{k.replace(':', '_')}"] for k in _META_KEYS}
 _HEAD_LINK = {r: _INDEX[f"link_{r}"] for r in _LINK_RELS}
 _LD_KEYS = [(f'"{k}"', _INDEX[f"ld_{k}"]) for k in _LD_PROPERTIES]
 _OG_SLOTS = {t: _INDEX[f"og_{t}"] for t in _OG_TYPES}
+_URL_SLOTS = [i for i, name in enumerate(FEATURE_NAMES) if name.startswith("url_")]
 _tag = attrgetter("tag")
 #: Text nodes of at most this many characters are read for prices, dates and digits
 #: (a price or a date is a short text node of its own; reading only those keeps the
@@ -173,7 +183,8 @@ SHORT_CHARS = 40
 
 def page_features(page: Any) -> np.ndarray:
     """The feature vector of a parsed :class:`~scrapy_cepr.core.page.Page`: float64,
-    shape ``(len(FEATURE_NAMES),)``, never NaN (an absent quantity is 0).
+    shape ``(len(FEATURE_NAMES),)``. An absent quantity is 0; the ``url_*`` features are
+    NaN (missing) when the page has no URL.
 
     Counts are raw (the trees split on them); lengths are characters of the normalised
     text nodes; shares are in [0, 1].
@@ -229,17 +240,17 @@ def page_features(page: Any) -> np.ndarray:
     x[idx["mean_line_chars"]] = total / lines
     x[idx["prose_share"]] = prose_total / total
     x[idx["short_line_share"]] = float(np.count_nonzero((prose_chars > 0) & (prose_chars < 40) & ~(link_chars > 0))) / lines
-    # Where the story's run starts: the share of the text before it, and the lines just
-    # before it (an article's headline, byline and date).
+    # Where the story's run starts: the share of the text before it, and the lines around
+    # its start (an article's headline, byline and date).
     first_line = int(np.argmax(run_id == best))
     x[idx["run_start"]] = float(all_chars[:first_line].sum()) / total
     block_ids = np.flatnonzero(present)
     start = int(np.searchsorted(blocks, block_ids[first_line]))
-    lo = max(0, start - BYLINE_NODES)
-    window = " ".join(texts[lo:start + 1])
+    lo, hi = max(0, start - BYLINE_NODES), start + BYLINE_NODES
+    window = " ".join(texts[lo:hi])
     x[idx["year_before_run"]] = 1 if _YEAR_RE.search(window) else 0
     x[idx["date_before_run"]] = 1 if _NUMERIC_DATE_RE.search(window) else 0
-    x[idx["links_before_run"]] = float(np.count_nonzero(link[lo:start + 1]))
+    x[idx["links_before_run"]] = float(np.count_nonzero(link[lo:hi]))
     # Tag paths: a list's records repeat one path (one card after another).
     pids = page.path_ids
     per_path = np.bincount(pids)
@@ -330,12 +341,14 @@ def _declarations(page: Any, x: np.ndarray) -> None:
 
 
 def _url(url: str | None, x: np.ndarray) -> None:
-    """URL path shape into *x* (all 0 without a URL)."""
-    if not url:
-        return
+    """URL path shape into *x*; NaN (missing: the model was trained with and without
+    URLs) when there is no URL or it cannot be split."""
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(url) if url else None
     except ValueError:
+        parts = None
+    if parts is None:
+        x[_URL_SLOTS] = np.nan
         return
     path = parts.path or "/"
     segments = [s for s in path.split("/") if s]
@@ -366,10 +379,22 @@ def load_model() -> TreeEnsemble:
 
 def page_type_proba(page: Any) -> dict[str, float] | None:
     """The probability of each of :data:`PAGE_TYPES` for a parsed page (they sum to 1);
-    None for a page without text."""
+    None for a page without text.
+
+    A page with less than :data:`MIN_MODEL_CHARS` characters of text is smaller than
+    nearly every page the model was trained on, and its answer there is not to be
+    trusted; such a page gets the former two-type rule, as probability 1: a
+    :data:`LISTING` when it has at least :data:`MIN_HEADLINE_LINKS` headline lines and
+    no run of prose of :data:`MIN_STORY_CHARS`, else an :data:`ARTICLE`.
+    """
     if not len(page):
         return None
-    p = load_model().predict(page_features(page)[None, :])[0]
+    x = page_features(page)
+    if x[_INDEX["chars"]] < MIN_MODEL_CHARS:
+        listing = x[_INDEX["headline_links"]] >= MIN_HEADLINE_LINKS and x[_INDEX["longest_prose_run"]] < MIN_STORY_CHARS
+        kind = LISTING if listing else ARTICLE
+        return {name: float(name == kind) for name in PAGE_TYPES}
+    p = load_model().predict(x[None, :])[0]
     return {name: float(v) for name, v in zip(PAGE_TYPES, p, strict=True)}
 
 
@@ -382,10 +407,7 @@ def page_type(page: Any) -> str | None:
     >>> page_type(Page.from_html(f"<html><body><h1>Vote</h1>{story}</body></html>"))
     'article'
     """
-    proba = page_type_proba(page)
-    if proba is None:
-        return None
-    return max(proba, key=proba.__getitem__)
+    return most_probable(page_type_proba(page))
 
 
 def most_probable(proba: dict[str, float] | None) -> str | None:
