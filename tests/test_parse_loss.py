@@ -53,3 +53,31 @@ def test_noscript_with_little_text_on_an_empty_page_is_not_used():
     # A JavaScript app whose <noscript> only says to enable JavaScript: still empty.
     html = "<html><body><div id='app'></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>"
     assert len(Page.from_html(html)) == 0
+
+
+def test_unclosed_title_does_not_swallow_the_page():
+    # A <title> without its end tag: libxml2 (like the HTML tokenizer's RCDATA state)
+    # reads the rest of the page as the title's text, so the title is raw markup and the
+    # body is empty. The title ends at the first tag inside it.
+    html = _read("parse_nobody_unclosed_title.html")
+    page = Page.from_html(html)
+    assert page.html_title == "Second storm keeps fleet in port | Saltby Courier"
+    assert "Fishing boats stayed in port on Thursday" in "\n".join(page.texts)
+    result = extract(html)
+    assert result.title == "Second storm keeps fleet in port"
+    assert "Forecasters expect the wind to drop on Saturday." in result.body
+
+
+def test_title_with_a_literal_angle_bracket_is_kept():
+    html = ("<html><head><title>Why a <b> tag is not bold here</title></head><body><p>"
+            + "Ordinary text of the page, long enough to count. " * 5 + "</p></body></html>")
+    page = Page.from_html(html)
+    assert page.html_title == "Why a <b> tag is not bold here" and len(page.texts) == 1
+
+
+def test_double_bom_keeps_the_head():
+    # A page saved twice with a BOM: the second U+FEFF is text before <html>, which makes
+    # libxml2 open the body at once and put the head's <title> in it.
+    page = Page.from_html((FIXTURES / "parse_nobody_double_bom.html").read_bytes())
+    assert page.html_title == "Second storm keeps fleet in port"
+    assert page.texts[0] == "Second storm keeps fleet in port" and len(page.texts) == 2

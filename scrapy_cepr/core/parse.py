@@ -33,6 +33,15 @@ can lose its body (issue "parse as a browser would"):
    :func:`flatten_tree`). A page that still cannot be parsed whole raises
    :class:`~.errors.ParseError` rather than giving a body made from part of it.
 
+Two more repairs keep a page's text (issue 17):
+
+4. **A ``<title>`` without its end tag** holds the rest of the page as raw text (the
+   title is markup, the body empty): :func:`close_runaway_title` ends it at its first
+   tag and the page is parsed again.
+5. **Content only inside ``<noscript>``** (forum engines, script-rendered sites) would be
+   removed with the other :data:`REMOVED_TAGS`: :func:`noscript_fallback` keeps it when
+   it is the page.
+
 On an ordinary page the checks cost a look at the parser's last error, at the children
 of ``<html>`` and at those of ``<head>``; nothing is re-parsed or moved.
 """
@@ -46,7 +55,7 @@ from lxml import etree
 
 from .errors import ParseError
 
-__all__ = ["HEAD_TAGS", "MAX_DEPTH", "REMOVED_TAGS", "flatten_source", "flatten_tree", "noscript_fallback", "parse_html",
+__all__ = ["HEAD_TAGS", "close_runaway_title", "MAX_DEPTH", "REMOVED_TAGS", "flatten_source", "flatten_tree", "noscript_fallback", "parse_html",
            "repair_layout"]
 
 logger = logging.getLogger(__name__)
@@ -141,6 +150,13 @@ def parse_html(data: bytes, *, json_ld: list[str] | None = None) -> etree._Eleme
             flatten_tree(root, MAX_DEPTH)
     if root is None:
         return None
+    fixed = close_runaway_title(root, data)
+    if fixed is not None:
+        again, cut = _parse_once(fixed, huge=True)
+        if again is not None and not cut:
+            flatten_tree(again, MAX_DEPTH)
+            logger.debug("the <title> had no end tag and held the page: closed at its first tag")
+            root = again
     repair_layout(root)
     noscript_fallback(root)
     if json_ld is not None:
@@ -150,6 +166,45 @@ def parse_html(data: bytes, *, json_ld: list[str] | None = None) -> etree._Eleme
                 json_ld.append(script.text)
     etree.strip_elements(root, *REMOVED_TAGS, with_tail=False)
     return root
+
+
+_TITLE_START_RE = re.compile(rb"<title\b[^>]*>", re.IGNORECASE)
+_TAG_START_RE = re.compile(rb"<[A-Za-z/!]")
+
+
+def close_runaway_title(root: etree._Element, data: bytes) -> bytes | None:
+    """*data* with ``</title>`` inserted before the first tag inside the page's
+    ``<title>``, when that title has no end tag and swallowed the page; None when the
+    title is fine.
+
+    A ``<title>`` is raw text up to its end tag (WHATWG HTML §13.2.5.2, RCDATA): without
+    one, libxml2 (like the tokenizer) reads the rest of the page as the title, so the
+    title is raw markup and the body is empty. This is the case when the title's text
+    holds a tag and the body has less text than the title; a title with a literal
+    ``<b>`` in it and a page with text is left alone.
+
+    >>> data = b"<html><head><title>Storm | Courier<meta x=y></head><body><p>A long story.</p></body></html>"
+    >>> root = etree.fromstring(data, etree.HTMLParser())
+    >>> close_runaway_title(root, data)[:52]
+    b'<html><head><title>Storm | Courier</title><meta x=y>'
+    """
+    title = root.find("head/title")
+    if title is None:
+        title = root.find(".//title")
+    text = title.text if title is not None else None
+    if not text or not _MARKUP_TEXT_RE.search(text):
+        return None
+    body = root.find("body")
+    shown = _text_chars(body) if body is not None else 0
+    if shown >= len(text.strip()):
+        return None
+    start = _TITLE_START_RE.search(data)
+    if start is None:
+        return None
+    tag = _TAG_START_RE.search(data, start.end())
+    if tag is None or data[tag.start():tag.start() + 7].lower() == b"</title":
+        return None
+    return data[:tag.start()] + b"</title>" + data[tag.start():]
 
 
 #: A ``<noscript>`` fallback replaces the page when it holds at least this many
