@@ -242,10 +242,11 @@ def page_features(page: Any) -> np.ndarray:
     x[idx["short_line_share"]] = float(np.count_nonzero((prose_chars > 0) & (prose_chars < 40) & ~(link_chars > 0))) / lines
     # Where the story's run starts: the share of the text before it, and the lines around
     # its start (an article's headline, byline and date).
-    first_line = int(np.argmax(run_id == best))
+    first_line = int((run_id == best).argmax())
     x[idx["run_start"]] = float(all_chars[:first_line].sum()) / total
-    block_ids = np.flatnonzero(present)
-    start = int(np.searchsorted(blocks, block_ids[first_line]))
+    # The first text node of each line (lines are runs of equal block ids).
+    starts = np.flatnonzero(np.diff(blocks, prepend=-1))
+    start = int(starts[first_line])
     lo, hi = max(0, start - BYLINE_NODES), start + BYLINE_NODES
     window = " ".join(texts[lo:hi])
     x[idx["year_before_run"]] = 1 if _YEAR_RE.search(window) else 0
@@ -260,7 +261,6 @@ def page_features(page: Any) -> np.ndarray:
     x[idx["top_path_chars_share"]] = float(chars_path.max()) / total
     x[idx["repeated_paths"]] = float(np.count_nonzero(per_path >= 5))
     # Records: lines that start on the same tag path (a card, a post, a row).
-    starts = np.flatnonzero(np.diff(blocks, prepend=-1))
     by_start = np.bincount(pids[starts])
     x[idx["record_count"]] = float(by_start.max())
     x[idx["top_record_share"]] = float(by_start.max()) / starts.size
