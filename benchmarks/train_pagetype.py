@@ -39,11 +39,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from treemodel import lightgbm_to_spec, write_spec  # noqa: E402
+from treemodel import lightgbm_to_spec, write_spec
 
-from scrapy_cepr.core.page import Page  # noqa: E402
-from scrapy_cepr.core.pagetype import FEATURE_NAMES, PAGE_TYPES, page_features  # noqa: E402
-from scrapy_cepr.evaluation import CORPUS_ENV, WCXB_ENV, load_corpus, load_wcxb  # noqa: E402
+from scrapy_cepr.core.page import Page
+from scrapy_cepr.core.pagetype import FEATURE_NAMES, PAGE_TYPES, page_features
+from scrapy_cepr.evaluation import CORPUS_ENV, WCXB_ENV, load_corpus, load_wcxb
 
 ROOT = Path(__file__).resolve().parents[1]
 #: LightGBM parameters (small trees, deterministic).

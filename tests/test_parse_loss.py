@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from scrapy_cepr import extract
 from scrapy_cepr.core.page import Page
 

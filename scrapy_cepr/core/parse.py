@@ -55,8 +55,17 @@ from lxml import etree
 
 from .errors import ParseError
 
-__all__ = ["HEAD_TAGS", "close_runaway_title", "MAX_DEPTH", "REMOVED_TAGS", "flatten_source", "flatten_tree", "noscript_fallback", "parse_html",
-           "repair_layout"]
+__all__ = [
+    "HEAD_TAGS",
+    "MAX_DEPTH",
+    "REMOVED_TAGS",
+    "close_runaway_title",
+    "flatten_source",
+    "flatten_tree",
+    "noscript_fallback",
+    "parse_html",
+    "repair_layout",
+]
 
 logger = logging.getLogger(__name__)
 
