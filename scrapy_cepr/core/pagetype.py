@@ -245,7 +245,10 @@ def page_features(page: Any) -> np.ndarray:
     first_line = int((run_id == best).argmax())
     x[idx["run_start"]] = float(all_chars[:first_line].sum()) / total
     # The first text node of each line (lines are runs of equal block ids).
-    starts = np.flatnonzero(np.diff(blocks, prepend=-1))
+    new_line = np.empty(n, dtype=bool)
+    new_line[0] = True
+    np.not_equal(blocks[1:], blocks[:-1], out=new_line[1:])
+    starts = np.flatnonzero(new_line)
     start = int(starts[first_line])
     lo, hi = max(0, start - BYLINE_NODES), start + BYLINE_NODES
     window = " ".join(texts[lo:hi])
@@ -321,16 +324,15 @@ def _declarations(page: Any, x: np.ndarray) -> None:
     og = None
     head = page.root.find("head") if page.root is not None else None
     if head is not None:
-        for el in head:
-            tag = el.tag
-            if tag == "meta":
+        for el in head.iterchildren("meta", "link"):
+            if el.tag == "meta":
                 key = (el.get("property") or el.get("name") or "").lower()
                 slot = _HEAD_META.get(key)
                 if slot is not None:
                     x[slot] = 1
                 elif key == "og:type" and og is None:
                     og = (el.get("content") or "").strip().lower()
-            elif tag == "link":
+            else:
                 for rel in (el.get("rel") or "").lower().split():
                     slot = _HEAD_LINK.get(rel)
                     if slot is not None:
