@@ -10,9 +10,10 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
 * ``CEPR_ERROR_FIELD`` (``cepr_error``): None, or, when a page was not cleaned, the
   reason: ``skipped: page too large …``, ``failed: NotHTMLError: …``, ``timeout: timed
   out after 30 s``, ``empty: no main content found``;
-* ``CEPR_PAGE_TYPE_FIELD`` (``page_type``): ``"article"`` or ``"list"`` (list, index
-  and section pages, :mod:`scrapy_cepr.core.pagetype`), None when not detected; not
-  written with ``CEPR_NON_ARTICLE="keep"``; with ``"drop"`` the non-articles are dropped.
+* ``CEPR_PAGE_TYPE_FIELD`` (``page_type``): one of ``"article"``, ``"forum"``,
+  ``"product"``, ``"collection"``, ``"listing"``, ``"documentation"``, ``"service"``
+  (:mod:`scrapy_cepr.core.pagetype`), None when not detected; not written with
+  ``CEPR_NON_ARTICLE="keep"``; with ``"drop"`` every type but ``"article"`` is dropped.
   Optional on item classes: a class that does not declare it does not get it.
 * ``body_html``, ``body_markdown`` (``CEPR_BODY_FORMATS``), ``metadata``
   (``CEPR_METADATA``) and ``body_styled_html`` (``CEPR_METHOD="wang2009"`` with

@@ -62,7 +62,7 @@ START_METHODS: tuple[str, ...] = tuple(m for m in ("spawn", "forkserver") if m i
 OVERWRITE: tuple[str, ...] = ("keep", "fill", "overwrite")
 
 #: Accepted values of ``CEPR_NON_ARTICLE``: what happens to pages that are not articles
-#: (list, index and section pages; :mod:`scrapy_cepr.core.pagetype`).
+#: (any page type but ``article``; :mod:`scrapy_cepr.core.pagetype`).
 NON_ARTICLE: tuple[str, ...] = ("keep", "mark", "drop")
 
 #: Accepted values of ``CEPR_BYLINE``: leave the byline in the body, or move it out.
@@ -92,8 +92,8 @@ SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
     ("CEPR_MAX_HTML_BYTES", "10000000", "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit."),
     ("CEPR_MAX_PENDING_PAGES", "1000", "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD."),
     ("CEPR_OVERWRITE", '"fill"', 'An output field (title, body, error, page type, body formats, metadata) the spider already set: "fill" writes only empty (None or "") fields, "keep" never touches a field the spider set, "overwrite" always writes (a warning, once per field, when a value is replaced); a None value never replaces a spider\'s value.'),
-    ("CEPR_NON_ARTICLE", '"mark"', 'Pages that are not articles (list, index, section pages): "mark" writes the type to CEPR_PAGE_TYPE_FIELD, "drop" drops the item (stat cepr/dropped/non_article), "keep" does not detect it.'),
-    ("CEPR_PAGE_TYPE_FIELD", '"page_type"', 'Output field for the page type ("article" or "list"; None when not detected); written unless CEPR_NON_ARTICLE="keep".'),
+    ("CEPR_NON_ARTICLE", '"mark"', 'Pages that are not articles (any page type but "article": forum, product, collection, listing, documentation, service): "mark" writes the type to CEPR_PAGE_TYPE_FIELD, "drop" drops the item (stat cepr/dropped/non_article), "keep" does not detect it.'),
+    ("CEPR_PAGE_TYPE_FIELD", '"page_type"', 'Output field for the page type (one of "article", "forum", "product", "collection", "listing", "documentation", "service"; None when not detected); written unless CEPR_NON_ARTICLE="keep".'),
     ("CEPR_OPT_IN", "False", 'True: clean only responses whose request has meta {"cepr": True}; False: every HTML response except meta {"cepr": False}.'),
     ("CEPR_WARN_LIMIT", "5", "Per-page warnings logged per kind (failed, timeout, empty …) before the rest are only counted (the closing summary gives the totals); 0 = no limit."),
     ("CEPR_POOL_AFTER_SECONDS", "1.0", "thread/process executor: pages are cleaned inline until they have taken this many seconds in total; then the pool starts in the background and takes over when ready (small crawls never start it); 0 = start it when the spider opens."),

@@ -24,7 +24,7 @@ from typing import Any
 
 from .api import extract, extract_with_page
 from .core.page import Page
-from .core.pagetype import page_type
+from .core.pagetype import most_probable, page_type
 from .transport import HtmlBytes as HtmlBytes  # defined there before issue 19
 
 __all__ = ["extract_page", "init_process_worker", "ping", "serve", "warm_up"]
@@ -51,8 +51,9 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     :param byline: ``"move"`` removes the byline line from the body formats when the
         metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.core.metadata.move_byline`).
     :returns: ``(result, seconds)``: ``{"title": str | None, "body": str, "page_type":
-        "article" | "list" | None}`` plus ``body_html`` / ``body_markdown`` / ``metadata``
-        when asked, and ``body_styled_html`` when the method made one (``wang2009`` with
+        str | None}`` (one of the seven page types of
+        :data:`scrapy_cepr.core.pagetype.PAGE_TYPES`) plus ``body_html`` /
+        ``body_markdown`` / ``metadata`` when asked, and ``body_styled_html`` when the method made one (``wang2009`` with
         ``styled_html=True``) (only what the pipeline writes, to keep the way back small; the page
         type from :func:`scrapy_cepr.core.pagetype.page_type` on the same parsed page) and
         the wall-clock seconds the extraction took in the worker.
@@ -73,7 +74,10 @@ def extract_page(html: str | bytes, url: str | None, method: str, params: dict[s
     # formats (one parse; the lazy Extraction.body_html would parse the page again).
     page, extraction = extract_with_page(html, url=url, method=method, encoding=getattr(html, "encoding", None),
                                          **params)
-    result: dict[str, Any] = {"title": extraction.title, "body": extraction.body, "page_type": page_type(page) if detect_page_type else None}
+    kind = None
+    if detect_page_type:  # the method's own page-type probabilities, else the classifier on this parse
+        kind = most_probable(extraction.page_types) if extraction.page_types is not None else page_type(page)
+    result: dict[str, Any] = {"title": extraction.title, "body": extraction.body, "page_type": kind}
     styled = getattr(extraction, "body_styled_html", None)  # wang2009 with styled_html=True
     if styled is not None:
         result["body_styled_html"] = styled

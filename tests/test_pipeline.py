@@ -23,6 +23,8 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr import extract
+from scrapy_cepr.core.page import Page
+from scrapy_cepr.core.pagetype import PAGE_TYPES, page_type
 from scrapy_cepr.middlewares import CEPRSpiderMiddleware
 from scrapy_cepr.pipelines import CEPRPipeline
 from scrapy_cepr.worker import extract_page
@@ -505,17 +507,22 @@ def test_non_article_pages(policy, kept):
             await h.pipeline.close_spider()
 
     article, listing = asyncio.run(go())
+    # Issue 17: the page type is one of seven; the headline list is not an article (the
+    # model reads this small home page as a listing or a service page; which one is the
+    # model's call, so the test checks "not an article" and the stat of the type given).
+    kind = page_type(Page.from_html(LIST_PAGE, url="http://news.example/"))
+    assert kind in PAGE_TYPES and kind != "article"
     if policy == "keep":
         assert "page_type" not in article and "page_type" not in listing
-        assert h.stat("cepr/cleaned") == 2 and h.stat("cepr/page_type/list") is None
+        assert h.stat("cepr/cleaned") == 2 and h.stat(f"cepr/page_type/{kind}") is None
         return
     assert article["page_type"] == "article"
-    assert h.stat("cepr/page_type/article") == 1 and h.stat("cepr/page_type/list") == 1
+    assert h.stat("cepr/page_type/article") == 1 and h.stat(f"cepr/page_type/{kind}") == 1
     assert h.stat("cepr/cleaned") == 1 and h.stat("cepr/non_article") == 1  # not counted as cleaned
     if kept:
-        assert listing["page_type"] == "list" and listing["body"]
+        assert listing["page_type"] == kind and listing["body"]
     else:
-        assert isinstance(listing, DropItem) and "not an article page (list)" in str(listing)
+        assert isinstance(listing, DropItem) and f"not an article page ({kind})" in str(listing)
         assert h.stat("cepr/dropped/non_article") == 1
 
 

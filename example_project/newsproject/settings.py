@@ -16,7 +16,7 @@ NEWSPIDER_MODULE = "newsproject.spiders"
 ADDONS = {"scrapy_cepr.Addon": 0}
 # CEPR_METHOD = "cepr-article"    # cepr-article | tpr | etpr | setpr | cetr | cetr-tm | nce | cedst | wang2009
 # CEPR_EXECUTOR = "process"       # inline | thread | process (the pool starts after 1 s of inline work)
-# CEPR_NON_ARTICLE = "mark"       # keep | mark (page_type field) | drop index and section pages
+# CEPR_NON_ARTICLE = "mark"       # keep | mark (page_type field) | drop non-article pages
 # CEPR_OVERWRITE = "fill"         # keep | fill | overwrite a title/body the spider set itself
 # CEPR_KEEP_HTML = False
 

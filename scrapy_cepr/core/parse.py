@@ -33,6 +33,15 @@ can lose its body (issue "parse as a browser would"):
    :func:`flatten_tree`). A page that still cannot be parsed whole raises
    :class:`~.errors.ParseError` rather than giving a body made from part of it.
 
+Two more repairs keep a page's text (issue 17):
+
+4. **A ``<title>`` without its end tag** holds the rest of the page as raw text (the
+   title is markup, the body empty): :func:`close_runaway_title` ends it at its first
+   tag and the page is parsed again.
+5. **Content only inside ``<noscript>``** (forum engines, script-rendered sites) would be
+   removed with the other :data:`REMOVED_TAGS`: :func:`noscript_fallback` keeps it when
+   it is the page.
+
 On an ordinary page the checks cost a look at the parser's last error, at the children
 of ``<html>`` and at those of ``<head>``; nothing is re-parsed or moved.
 
@@ -57,8 +66,20 @@ from lxml import etree
 from .errors import ParseError, TooComplexError
 
 __all__ = [
-    "HEAD_TAGS", "MAX_ATTRIBUTES", "MAX_ATTRIBUTES_PER_ELEMENT", "MAX_DEPTH", "MAX_ELEMENTS", "REMOVED_TAGS",
-    "check_bounds", "count_markup", "flatten_source", "flatten_tree", "parse_html", "repair_layout",
+    "HEAD_TAGS",
+    "MAX_ATTRIBUTES",
+    "MAX_ATTRIBUTES_PER_ELEMENT",
+    "MAX_DEPTH",
+    "MAX_ELEMENTS",
+    "REMOVED_TAGS",
+    "check_bounds",
+    "close_runaway_title",
+    "count_markup",
+    "flatten_source",
+    "flatten_tree",
+    "noscript_fallback",
+    "parse_html",
+    "repair_layout",
 ]
 
 logger = logging.getLogger(__name__)
@@ -124,9 +145,13 @@ def encode_source(source: str) -> bytes:
     return data
 
 
-def parse_html(data: bytes) -> etree._Element | None:
+def parse_html(data: bytes, *, json_ld: list[str] | None = None) -> etree._Element | None:
     """Parse UTF-8 *data* into the root of a repaired tree (see the module doc), with
     :data:`REMOVED_TAGS` stripped; None when there is nothing to parse.
+
+    :param json_ld: a list that receives the text of each JSON-LD block
+        (``<script type="application/ld+json">``), in document order, before the scripts
+        are removed (the page type reads the page's schema.org declarations from them).
 
     :raises ParseError: the page is nested too deep to be parsed whole, even flattened.
     :raises TooComplexError: the page is above a bound of :func:`check_bounds`.
@@ -151,9 +176,121 @@ def parse_html(data: bytes) -> etree._Element | None:
             flatten_tree(root, MAX_DEPTH)
     if root is None:
         return None
+    fixed = close_runaway_title(root, data)
+    if fixed is not None:
+        again, cut = _parse_once(fixed, huge=True)
+        if again is not None and not cut:
+            flatten_tree(again, MAX_DEPTH)
+            logger.debug("the <title> had no end tag and held the page: closed at its first tag")
+            root = again
     repair_layout(root)
+    noscript_fallback(root)
+    if json_ld is not None:
+        for script in root.iter("script"):
+            kind = script.get("type")
+            if kind and "ld+json" in kind.lower() and script.text:
+                json_ld.append(script.text)
     etree.strip_elements(root, *REMOVED_TAGS, with_tail=False)
     return root
+
+
+_TITLE_START_RE = re.compile(rb"<title\b[^>]*>", re.IGNORECASE)
+_TAG_START_RE = re.compile(rb"<[A-Za-z/!]")
+
+
+def close_runaway_title(root: etree._Element, data: bytes) -> bytes | None:
+    """*data* with ``</title>`` inserted before the first tag inside the page's
+    ``<title>``, when that title has no end tag and swallowed the page; None when the
+    title is fine.
+
+    A ``<title>`` is raw text up to its end tag (WHATWG HTML §13.2.5.2, RCDATA): without
+    one, libxml2 (like the tokenizer) reads the rest of the page as the title, so the
+    title is raw markup and the body is empty. This is the case when the title's text
+    holds a tag and the body has less text than the title; a title with a literal
+    ``<b>`` in it and a page with text is left alone.
+
+    >>> data = b"<html><head><title>Storm | Courier<meta x=y></head><body><p>A long story.</p></body></html>"
+    >>> root = etree.fromstring(data, etree.HTMLParser())
+    >>> close_runaway_title(root, data)[:52]
+    b'<html><head><title>Storm | Courier</title><meta x=y>'
+    """
+    title = root.find("head/title")
+    if title is None:
+        title = root.find(".//title")
+    text = title.text if title is not None else None
+    if not text or not _MARKUP_TEXT_RE.search(text):
+        return None
+    body = root.find("body")
+    shown = _text_chars(body) if body is not None else 0
+    if shown >= len(text.strip()):
+        return None
+    start = _TITLE_START_RE.search(data)
+    if start is None:
+        return None
+    tag = _TAG_START_RE.search(data, start.end())
+    if tag is None or data[tag.start():tag.start() + 7].lower() == b"</title":
+        return None
+    return data[:tag.start()] + b"</title>" + data[tag.start():]
+
+
+#: A ``<noscript>`` fallback replaces the page when it holds at least this many
+#: characters of text ...
+NOSCRIPT_MIN_CHARS = 200
+#: ... and the text displayed outside every ``<noscript>`` is less than this share of it.
+NOSCRIPT_OUTSIDE_SHARE = 0.25
+_MARKUP_TEXT_RE = re.compile(r"<[A-Za-z/!]")
+
+
+def noscript_fallback(root: etree._Element) -> bool:
+    """Keep the content of the body's ``<noscript>`` elements (unwrapped, in place) when
+    it is the page: when it holds at least :data:`NOSCRIPT_MIN_CHARS` characters of text
+    and the text displayed outside every ``<noscript>`` is less than
+    :data:`NOSCRIPT_OUTSIDE_SHARE` of it. Some forum engines and script-rendered sites
+    put the whole page there, for browsers without JavaScript (a browser with scripting
+    disabled displays it, WHATWG HTML §4.12.2). The ``<noscript>`` becomes a ``<div>``. A
+    ``<noscript>`` whose content came as
+    text holding markup is parsed as HTML first. Otherwise (a "please enable JavaScript"
+    line, a tracking pixel, a fallback beside the page's own text) nothing changes and
+    the ``<noscript>`` elements are removed with the other :data:`REMOVED_TAGS`.
+    Returns True if the tree was changed.
+
+    >>> root = etree.fromstring(b"<html><body><div id=app></div><noscript><p>" + b"Story. " * 40
+    ...                         + b"</p></noscript></body></html>", etree.HTMLParser())
+    >>> noscript_fallback(root), etree.tostring(root)[:44]
+    (True, b'<html><body><div id="app"/><div><p>Story. St')
+    """
+    body = root.find("body")
+    if body is None:
+        return False
+    noscripts = [el for el in body.iter("noscript") if not any(a.tag == "noscript" for a in el.iterancestors())]
+    if not noscripts:
+        return False
+    inside = sum(_text_chars(el) for el in noscripts)
+    if inside < NOSCRIPT_MIN_CHARS:
+        return False
+    outside = _text_chars(body) - inside
+    if outside >= NOSCRIPT_OUTSIDE_SHARE * inside:
+        return False
+    for el in noscripts:
+        if len(el) == 0 and el.text and _MARKUP_TEXT_RE.search(el.text):
+            fragment = etree.fromstring(b"<html><body>" + el.text.encode("utf-8") + b"</body></html>",
+                                        etree.HTMLParser(**_PARSER_OPTIONS))
+            inner = fragment.find("body") if fragment is not None else None
+            el.text = None
+            if inner is not None:
+                el.text = inner.text
+                el.extend(list(inner))
+        el.tag = "div"  # unwrapped: its content is displayed in place
+    logger.debug("the page's text is inside <noscript> (%d characters, %d outside): kept", inside, outside)
+    return True
+
+
+def _text_chars(el: etree._Element) -> int:
+    """Characters of the non-blank text under *el*, without the content of scripts,
+    styles and templates."""
+    total = sum(len(t.strip()) for t in el.itertext())
+    hidden = sum(len(t.strip()) for node in el.iter("script", "style", "template") for t in node.itertext())
+    return total - hidden
 
 
 def _parse_once(data: bytes, huge: bool) -> tuple[etree._Element | None, str | None]:

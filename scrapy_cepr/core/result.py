@@ -96,7 +96,10 @@ class Extraction:
       that :attr:`body_html`, :attr:`body_markdown` and :attr:`metadata` can be computed
       on first access; it costs the page's size in characters while the result lives,
       while the lxml tree (several times larger) is never kept: the first access to
-      :attr:`body_html` parses *source* again (see :mod:`scrapy_cepr.core.formats`).
+      :attr:`body_html` parses *source* again (see :mod:`scrapy_cepr.core.formats`);
+    * ``page_types``: the probability of each of the seven page types
+      (:func:`scrapy_cepr.core.pagetype.page_type_proba`) when the method computed them
+      on its parse, else None; :attr:`page_type` reads it.
     """
 
     title: str | None
@@ -107,6 +110,28 @@ class Extraction:
     url: str | None = None
     nodes: NodeTable | None = field(default=None, repr=False)
     source: str | None = field(default=None, repr=False)
+    page_types: Mapping[str, float] | None = field(default=None, repr=False)
+
+    @cached_property
+    def page_type(self) -> str | None:
+        """The page's type, one of ``article, forum, product, collection, listing,
+        documentation, service`` (:mod:`scrapy_cepr.core.pagetype`): the most probable of
+        :attr:`page_types` when the method computed them, else computed on first access
+        from a new parse of :attr:`source` (as :attr:`body_html`). None for a page
+        without text or without a source."""
+        from .pagetype import most_probable, page_type
+
+        if self.page_types is not None:
+            return most_probable(self.page_types)
+        if not self.source:
+            return None
+        from .errors import ExtractionError
+        from .page import Page
+
+        try:
+            return page_type(Page.from_html(self.source, url=self.url))
+        except ExtractionError:  # not HTML, or too deep to parse whole: no type
+            return None
 
     @cached_property
     def body_html(self) -> str:

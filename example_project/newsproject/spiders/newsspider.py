@@ -53,8 +53,9 @@ class NewsSpider(scrapy.Spider):
       ``CEPR_BODY_FIELD``);
     * ``cepr_error``: None, or why a page could not be cleaned (too large, timeout,
       extraction error, no main content);
-    * ``page_type``: ``"article"``, or ``"list"`` for an index or section page (setting
-      ``CEPR_NON_ARTICLE``: ``"drop"`` drops them, ``"keep"`` does not detect them).
+    * ``page_type``: ``"article"``, or another of the seven page types (``"listing"`` for
+      an index or section page; setting ``CEPR_NON_ARTICLE``: ``"drop"`` drops the
+      non-articles, ``"keep"`` does not detect them).
 
     :raises ValueError: a ``start_urls`` entry is not an ``http``, ``https`` or ``file`` URL,
         or the list is empty.
