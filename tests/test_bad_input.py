@@ -9,6 +9,8 @@ import tracemalloc
 import pytest
 
 from scrapy_cepr import ExtractionError, NotHTMLError, extract
+from scrapy_cepr.core.errors import TooComplexError
+from scrapy_cepr.core.parse import MAX_ELEMENTS
 
 ARTICLE = (
     "<p>The city council voted on Tuesday, after a long debate, to rebuild the old bridge.</p>"
@@ -66,22 +68,25 @@ def test_five_thousand_levels_of_nesting():
 
 def test_twenty_megabyte_page_is_bounded():
     para = "<div class=item><p>Paragraph {i}, with some words; and more words, here.</p><a href=#>link {i}</a></div>\n"
-    chunks = [ARTICLE]
-    size = 0
-    i = 0
-    while size < 20_000_000:
-        chunk = para.format(i=i)
-        chunks.append(chunk)
-        size += len(chunk)
-        i += 1
-    html = "<html><body>" + "".join(chunks) + "</body></html>"
+
+    def page(n: int) -> str:
+        return "<html><body>" + ARTICLE + "".join(para.format(i=i) for i in range(n)) + "</body></html>"
+
+    # 20 MB of small records is ~600,000 elements: above MAX_ELEMENTS, refused before the
+    # parse (docs/parsing.md), in time linear in the input and without building the tree.
+    html = page(200_000)
+    assert len(html) > 20_000_000
     start = time.perf_counter()
-    result = extract(html, method="setpr")
-    assert time.perf_counter() - start < 120  # linear: about 3 s here (0.15 s per MB)
+    with pytest.raises(TooComplexError, match="elements"):
+        extract(html, method="setpr")
+    assert time.perf_counter() - start < 60  # a linear scan: about 1 s here
+    # Just under the bound (3 elements per record), the page is extracted whole.
+    below = page((MAX_ELEMENTS - 100) // 3)
+    result = extract(below, method="setpr")
     assert "Paragraph 0," in result.body
     # Memory is linear in the input too: measured on a 1/10 page, the Python-side peak
     # stays within a small multiple of its size.
-    small = html[: len(html) // 10] + "</body></html>"
+    small = below[: len(below) // 10] + "</body></html>"
     tracemalloc.start()
     extract(small)
     _, peak = tracemalloc.get_traced_memory()
