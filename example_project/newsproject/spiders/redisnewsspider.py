@@ -21,7 +21,7 @@ when its heartbeat expires, or at once when it restarts with the same
 
 ``REDIS_URL`` is read from the environment (so that the password is not on the command
 line), or given with ``-s REDIS_URL=...``. A wrong or missing password stops the crawl at
-start with :class:`scrapy_cepr.distributed.RedisUnavailableError`.
+start with :class:`scrapy_cepr.exceptions.RedisUnavailableError`.
 
 The keys stay in Redis after the crawl (``SCHEDULER_PERSIST``): the duplicate filter
 remembers every page, start URLs included (a start URL crawled before is not crawled
