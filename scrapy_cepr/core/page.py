@@ -153,7 +153,9 @@ class Page:
     ``headings`` are ``(level, first_node, end_node)`` ranges of ``h1``–``h3`` elements.
     ``root`` is the cleaned lxml tree (or None for an empty page); ``source`` the decoded
     HTML; ``body_nodes`` the list of the nodes of ``<body>``'s subtree in pre-order, as
-    the walk visited them (``body`` first; empty without a body). Holding them keeps
+    the walk visited them (``body`` first; empty without a body); ``json_ld`` the text of
+    the page's JSON-LD blocks (read before the scripts are removed) and ``itemtypes`` its
+    microdata ``itemtype`` values, in source order (both for the page type). Holding the nodes keeps
     their lxml proxies alive, so a later pass over the tree
     (:class:`~scrapy_cepr.core.region.DomTable`) does not build them again. Treat
     everything as read-only.
@@ -174,6 +176,8 @@ class Page:
     html_title: str | None
     meta_title: str | None
     body_nodes: list = field(default_factory=list, repr=False)  # the walk's nodes, see above
+    json_ld: tuple[str, ...] = field(default=(), repr=False)
+    itemtypes: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
     def from_html(cls, html: str | bytes, *, url: str | None = None, encoding: str | None = None) -> Page:
@@ -199,21 +203,26 @@ class Page:
         reason = sniff_not_html(source, html if isinstance(html, (bytes, bytearray, memoryview)) else None)
         if reason:
             raise NotHTMLError(reason)
-        root = _parse(source)
+        data = encode_source(source)
+        json_ld: list[str] = []
+        root = parse_html(data, json_ld=json_ld)
         if root is None:
             return cls._empty(source, url)
-        return cls._walk(source, url, root)
+        return cls._walk(source, url, root, tuple(json_ld), _itemtypes(data))
 
     @classmethod
-    def _empty(cls, source: str, url: str | None, root=None, html_title=None, meta_title=None) -> Page:
+    def _empty(cls, source: str, url: str | None, root=None, html_title=None, meta_title=None,
+               json_ld: tuple[str, ...] = (), itemtypes: tuple[str, ...] = ()) -> Page:
         return cls(
             source=source, url=url, root=root, texts=[], path_ids=np.zeros(0, np.int64), path_parents=[],
             path_names=[], path_codes=[], blocks=np.zeros(0, np.int64), in_link=np.zeros(0, bool), owners=[],
-            headings=[], html_title=html_title, meta_title=meta_title,
+            headings=[], html_title=html_title, meta_title=meta_title, json_ld=json_ld,
+            itemtypes=itemtypes,
         )
 
     @classmethod
-    def _walk(cls, source: str, url: str | None, root: etree._Element) -> Page:
+    def _walk(cls, source: str, url: str | None, root: etree._Element, json_ld: tuple[str, ...] = (),
+              itemtypes: tuple[str, ...] = ()) -> Page:
         html_title = _clean(root.findtext("head/title"))
         meta_title = None
         for meta in root.iterfind("head/meta"):
@@ -222,7 +231,7 @@ class Page:
                 break
         body = root.find("body")
         if body is None:
-            return cls._empty(source, url, root, html_title, meta_title)
+            return cls._empty(source, url, root, html_title, meta_title, json_ld, itemtypes)
 
         texts, owners, node_paths, node_blocks, breaks, paths, elements = _text_nodes(body)
         path_parents, path_names, path_codes, path_level, path_link = paths
@@ -250,6 +259,8 @@ class Page:
             html_title=html_title,
             meta_title=meta_title,
             body_nodes=elements,
+            json_ld=json_ld,
+            itemtypes=itemtypes,
         )
 
     @cached_property
@@ -422,3 +433,20 @@ def _parse(source: str) -> etree._Element | None:
     """Parse *source* into a repaired tree without :data:`REMOVED_TAGS`
     (:mod:`.parse`); None if empty."""
     return parse_html(encode_source(source))
+
+
+_ITEMTYPE_RE = re.compile(rb"""itemtype\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
+
+
+def _itemtypes(data: bytes) -> tuple[str, ...]:
+    """The microdata ``itemtype`` values of the page's UTF-8 source (a scan of the bytes:
+    attribute values survive the parse, but finding them in the tree costs a walk)."""
+    found = []
+    for spelling in (b"itemtype", b"itemType"):
+        start = data.find(spelling)
+        while start >= 0:
+            m = _ITEMTYPE_RE.match(data, start)
+            if m:
+                found.append(m.group(1).decode("utf-8", "replace"))
+            start = data.find(spelling, start + 8)
+    return tuple(found)

@@ -1,31 +1,33 @@
-"""Is a page an article, or a list of articles (a home, index, section or tag page)?
-:func:`page_type`.
+"""What kind of page is this? One of WCXB's seven page types (Foley 2026):
+:func:`page_type`, :func:`page_type_proba`.
 
-News crawls reach both kinds of page, and every extraction method returns *some* main
-content for a list page (usually its headline list), so a crawl should know which is
-which (trafilatura, news-please and Zyte API all report a page type).
+``article`` (one story), ``forum`` (a thread of posts), ``product`` (one product),
+``collection`` (a category or collection of products), ``listing`` (a list of articles,
+courses, events …), ``documentation`` (a manual or reference page), ``service`` (a page
+that presents a service, an organisation, a programme …).
 
-The decision uses page-level features that hold across sites and languages, computed on
-the text nodes of the parsed :class:`~scrapy_cepr.core.page.Page` (no second parse; no
-site, class-name or language rules):
+A crawl reaches every kind of page, and each needs its own main content (a forum keeps
+its posts, a listing its cards), so the page type is computed once per page from the
+parsed :class:`~scrapy_cepr.core.page.Page` (no second parse) and from what the page
+declares about itself:
 
-1. **Structured metadata, when the page gives it.** schema.org JSON-LD ``@type``
-   (``NewsArticle``, ``Article``, ``BlogPosting``, ``ReportageNews`` … -> article;
-   ``CollectionPage``, ``ItemList``, ``SearchResultsPage`` -> list) and Open Graph
-   ``og:type`` (``article`` -> article). A page's own declaration wins.
-2. **Otherwise, its text.** An article has one long run of prose (its paragraphs, one
-   after the other); a list page has many *headline links* (anchors of a headline's
-   length, at least :data:`HEADLINE_WORDS` words), and its non-link text is short
-   teasers, each cut from the next by a headline. Lengths are in *text units*: a word of a space-separated script, or
-   :data:`CJK_CHARS_PER_WORD` CJK characters (CJK text has no spaces; a Chinese word
-   averages about 1.5–2 characters).
+* **declarations**: the schema.org ``@type`` of its JSON-LD blocks and microdata
+  ``itemtype``, and Open Graph ``og:type`` (generic vocabularies, grouped by page type);
+* **text**: characters, link share, the longest run of prose not cut by a headline link
+  (an article's story), headline links, prose blocks, repeated tag paths (records of a
+  list), sentence punctuation, digits and price-like tokens (a currency symbol beside a
+  number);
+* **markup**: counts of forms and inputs, tables, ``pre``/``code``, list items,
+  headings, ``article``/``nav``/``aside`` elements, images, ``time`` elements (HTML's own
+  tag names, never class names);
+* **URL shape**: path depth, digits and a date in the path, a trailing slash, a query,
+  the length and hyphen count of the last segment (a story slug).
 
-The rule (:func:`classify_features`): a list page has at least
-:data:`MIN_HEADLINE_LINKS` headline links and no run of prose of :data:`MIN_PROSE_RUN`
-units. The thresholds were set from what they mean (a headline has at least 4 words, a
-story at least four sentences of about 20 words) and checked, not fitted, by
-``benchmarks/page_type.py`` (181 article pages of the
-article-extraction benchmark and the list pages of ``tests/fixtures/index_*.html``).
+No rule is keyed to a site, a language or a list of class names. The features
+(:data:`FEATURE_NAMES`, :func:`page_features`) go to a small gradient-boosted tree
+ensemble (``scrapy_cepr/models/pagetype.json``, trained by
+``benchmarks/train_pagetype.py`` on WCXB's development pages with folds grouped by
+domain) evaluated with numpy by :mod:`scrapy_cepr.core.trees`.
 
 This module never imports Scrapy.
 """
@@ -35,193 +37,361 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
+from collections import Counter
+from functools import lru_cache
+from importlib import resources
+from operator import attrgetter
 from typing import Any
+from urllib.parse import urlsplit
 
-from .text import CJK_RE
+import numpy as np
+
+from .trees import TreeEnsemble, load_trees
 
 __all__ = [
     "ARTICLE",
+    "COLLECTION",
+    "DOCUMENTATION",
+    "FEATURE_NAMES",
+    "FORUM",
     "LIST",
-    "PageFeatures",
-    "classify_features",
+    "LISTING",
+    "PAGE_TYPES",
+    "PRODUCT",
+    "SERVICE",
+    "load_model",
     "page_features",
     "page_type",
+    "page_type_proba",
 ]
 
 logger = logging.getLogger(__name__)
 
-#: The two page types.
+#: The seven page types (WCXB's, in its order).
 ARTICLE = "article"
-LIST = "list"
+FORUM = "forum"
+PRODUCT = "product"
+COLLECTION = "collection"
+LISTING = "listing"
+DOCUMENTATION = "documentation"
+SERVICE = "service"
+PAGE_TYPES = (ARTICLE, FORUM, PRODUCT, COLLECTION, LISTING, DOCUMENTATION, SERVICE)
+#: The list page of the former two-type detector is now a :data:`LISTING`.
+LIST = LISTING
 
-#: A link whose text has at least this many units is headline-like.
-HEADLINE_WORDS = 4
-#: An article has a run of prose (non-link text, not cut by a headline link) of at
-#: least this many units: about four sentences.
-MIN_PROSE_RUN = 80
-#: A list page has at least this many headline links.
-MIN_HEADLINE_LINKS = 6
-#: CJK characters counted as one text unit.
-CJK_CHARS_PER_WORD = 2.0
+#: The model file in the package.
+MODEL_FILE = "pagetype.json"
 
-_ARTICLE_TYPES = frozenset({
-    "article", "newsarticle", "blogposting", "reportagenews", "analysisnewsarticle", "opinionnewsarticle",
-    "reviewnewsarticle", "backgroundnewsarticle", "askpublicnewsarticle", "satiricalarticle", "scholarlyarticle",
-    "techarticle", "report", "liveblogposting", "posting", "socialmediaposting",
-})
-_LIST_TYPES = frozenset({"collectionpage", "itemlist", "searchresultspage", "blog"})
-_WORD_RE = re.compile(r"\w+")
-_JSONLD_RE = re.compile(r"<script\b[^>]*application/ld\+json[^>]*>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
+#: A link of at least this many characters reads as a headline (about 4 words).
+HEADLINE_CHARS = 25
+#: Text nodes before the story's first line read for a byline (date, author links).
+BYLINE_NODES = 12
+#: A line with at least this many characters of non-link text reads as prose (a sentence).
+PROSE_CHARS = 150
+
+# schema.org types (lower case) grouped by the page type they declare. Types not listed
+# (WebPage, WebSite, Organization as a publisher …) say nothing.
+_DECLARED = {
+    "article": ("article", "newsarticle", "blogposting", "reportagenews", "analysisnewsarticle",
+                "opinionnewsarticle", "reviewnewsarticle", "backgroundnewsarticle", "satiricalarticle",
+                "scholarlyarticle", "report", "liveblogposting", "medicalscholarlyarticle"),
+    "forum": ("discussionforumposting", "qapage", "question", "answer", "comment", "socialmediaposting",
+              "posting"),
+    "product": ("product", "offer", "aggregateoffer", "productgroup", "individualproduct", "productmodel",
+                "vehicle", "car"),
+    "list": ("collectionpage", "itemlist", "searchresultspage", "offercatalog", "blog", "listitem"),
+    "doc": ("techarticle", "apireference", "howto", "faqpage", "softwaresourcecode", "learningresource"),
+    "service": ("service", "localbusiness", "contactpage", "aboutpage", "professionalservice", "event",
+                "course", "educationalorganization", "softwareapplication", "webapplication", "jobposting",
+                "medicalorganization", "financialservice", "store"),
+}
+_DECLARED_GROUP = {name: group for group, names in _DECLARED.items() for name in names}
+_GROUPS = tuple(_DECLARED)
+_OG_TYPES = ("article", "product", "website", "other")
+
+_TAGS = ("a", "p", "div", "li", "ul", "ol", "table", "tr", "td", "th", "pre", "code", "form", "input",
+         "select", "textarea", "button", "label", "img", "figure", "svg", "video", "article", "section",
+         "nav", "aside", "header", "footer", "main", "time", "blockquote", "dl", "dd", "h1", "h2", "h3",
+         "h4", "h5", "h6", "span", "br", "strong", "em", "option", "small", "cite", "kbd")
+
+_LD_TYPE_RE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
+_LD_NAME_RE = re.compile(r'"([^"]*)"')
+_DATE_PATH_RE = re.compile(r"/(?:19|20)\d\d/(?:[01]?\d)(?:/|$)|(?:19|20)\d\d-[01]\d-[0-3]\d")
+_DIGIT_RE = re.compile(r"\d")
+#: The currency signs counted in short text nodes (prices): the most used signs of
+#: Unicode category Sc.
+CURRENCY_SIGNS = "$€£¥₹₩₽₺₫₱¢₦₪฿"
+# A price: a currency sign beside a number.
+_PRICE_RE = re.compile(f"[{re.escape(CURRENCY_SIGNS)}]\\s?\\d|\\d\\s?[{re.escape(CURRENCY_SIGNS)}]")
+_YEAR_RE = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_NUMERIC_DATE_RE = re.compile(
+    r"(?<!\d)(?:\d{1,2}[./-]\d{1,2}[./-](?:\d\d)?\d\d|(?:19|20)\d\d[./-]\d{1,2}[./-]\d{1,2})(?!\d)")
+_TITLE_SEPARATORS = ("|", " - ", " – ", " — ", ": ", "·", "»", "::")
+
+# Head declarations of the generic vocabularies (Open Graph and its article/product
+# namespaces, HTML's own meta names, link relations) and schema.org properties in JSON-LD.
+_META_KEYS = ("article:published_time", "article:modified_time", "article:author", "author",
+              "product:price:amount", "og:price:amount", "twitter:card")
+_LINK_RELS = ("next", "prev", "canonical", "alternate")
+_LD_PROPERTIES = ("datePublished", "author", "offers", "aggregateRating", "itemListElement", "mainEntity",
+                  "acceptedAnswer", "headline")
+
+#: The model's inputs, in order (:func:`page_features`).
+FEATURE_NAMES: tuple[str, ...] = (
+    *(f"declared_{g}" for g in _GROUPS),
+    *(f"og_{t}" for t in _OG_TYPES),
+    "declared_breadcrumb",
+    *(f"meta_{k.replace(':', '_')}" for k in _META_KEYS),
+    *(f"link_{r}" for r in _LINK_RELS),
+    *(f"ld_{k}" for k in _LD_PROPERTIES),
+    "url_depth", "url_trailing_slash", "url_query", "url_digits", "url_date", "url_last_len",
+    "url_last_hyphens", "url_extension", "title_chars", "title_separators",
+    "nodes", "chars", "blocks", "link_share", "link_node_share", "longest_prose_run", "prose_run_share",
+    "headline_links", "headline_blocks_share", "prose_blocks", "prose_runs", "prose_segments", "link_lines",
+    "top_block_chars", "mean_line_chars", "prose_share", "short_line_share", "run_start",
+    "paths", "top_path_nodes_share", "top_path_chars_share", "repeated_paths", "top_record_share",
+    "record_count", "heading_nodes", "heading_share", "h1_chars",
+    "year_before_run", "date_before_run", "links_before_run",
+    "short_chars", "short_digit_share", "currency_signs", "prices",
+    "elements", "chars_per_element",
+    *(f"tag_{t}" for t in _TAGS),
+    "li_share", "a_share", "p_share", "td_share", "input_per_form",
+)
+_N = len(FEATURE_NAMES)
+_INDEX = {name: i for i, name in enumerate(FEATURE_NAMES)}
+_TAG_SLOTS = [(t, _INDEX[f"tag_{t}"]) for t in _TAGS]
+_HEAD_META = {k: _INDEX[f"meta_{k.replace(':', '_')}"] for k in _META_KEYS}
+_HEAD_LINK = {r: _INDEX[f"link_{r}"] for r in _LINK_RELS}
+_LD_KEYS = [(f'"{k}"', _INDEX[f"ld_{k}"]) for k in _LD_PROPERTIES]
+_OG_SLOTS = {t: _INDEX[f"og_{t}"] for t in _OG_TYPES}
+_tag = attrgetter("tag")
+#: Text nodes of at most this many characters are read for prices, dates and digits
+#: (a price or a date is a short text node of its own; reading only those keeps the
+#: cost low).
+SHORT_CHARS = 40
 
 
-@dataclass(frozen=True)
-class PageFeatures:
-    """The page-level features (text units: see the module docstring).
+def page_features(page: Any) -> np.ndarray:
+    """The feature vector of a parsed :class:`~scrapy_cepr.core.page.Page`: float64,
+    shape ``(len(FEATURE_NAMES),)``, never NaN (an absent quantity is 0).
 
-    * ``metadata``: ``"article"``, ``"list"`` or None, from JSON-LD / ``og:type``;
-    * ``units``: text units of the whole body;
-    * ``headline_links``: links with at least :data:`HEADLINE_WORDS` units;
-    * ``headline_link_units``: their units;
-    * ``longest_prose_run``: units of the longest run of non-link text not cut by a
-      headline block (a display line that is mostly a headline-length link).
+    Counts are raw (the trees split on them); lengths are characters of the normalised
+    text nodes; shares are in [0, 1].
     """
+    x = np.zeros(_N, dtype=np.float64)
+    idx = _INDEX
+    _declarations(page, x)
+    _url(page.url, x)
+    title = page.html_title or ""
+    x[idx["title_chars"]] = len(title)
+    x[idx["title_separators"]] = sum(title.count(c) for c in _TITLE_SEPARATORS)
+    texts = page.texts
+    n = len(texts)
+    if not n:
+        return x
+    chars = page.char_counts
+    link = page.in_link
+    blocks = page.blocks
+    total = float(chars.sum()) or 1.0
+    # Per display line: link chars and prose (non-link) chars.
+    link_chars = np.bincount(blocks, weights=chars * link)
+    all_chars = np.bincount(blocks, weights=chars)
+    present = all_chars > 0
+    link_chars, all_chars = link_chars[present], all_chars[present]
+    prose_chars = all_chars - link_chars
+    lines = link_chars.size
+    headline = (link_chars >= HEADLINE_CHARS) & (link_chars > prose_chars)
+    # Runs of prose lines not cut by a headline line: the story is one long run.
+    run_id = np.cumsum(headline)
+    runs = np.bincount(run_id, weights=prose_chars * ~headline)
+    best = int(runs.argmax())
+    longest = float(runs[best])
+    # Segments of prose cut by lines that are only links (a post's author, a card's
+    # title): a thread or a list has many, a story one or a few.
+    link_line = (link_chars > 0) & (prose_chars < 20)
+    segments = np.bincount(np.cumsum(link_line), weights=prose_chars * ~link_line)
+    prose = prose_chars >= PROSE_CHARS
+    prose_total = float(prose_chars @ prose)
+    x[idx["nodes"]] = n
+    x[idx["chars"]] = total
+    x[idx["blocks"]] = lines
+    x[idx["link_share"]] = float(link_chars.sum()) / total
+    x[idx["link_node_share"]] = float(np.count_nonzero(link)) / n
+    x[idx["longest_prose_run"]] = longest
+    x[idx["prose_run_share"]] = longest / total
+    x[idx["headline_links"]] = float(np.count_nonzero(headline))
+    x[idx["headline_blocks_share"]] = float(np.count_nonzero(headline)) / lines
+    x[idx["prose_blocks"]] = float(np.count_nonzero(prose))
+    x[idx["prose_runs"]] = float(np.count_nonzero(runs >= 2 * PROSE_CHARS))
+    x[idx["prose_segments"]] = float(np.count_nonzero(segments >= PROSE_CHARS))
+    x[idx["link_lines"]] = float(np.count_nonzero(link_line)) / lines
+    x[idx["top_block_chars"]] = float(prose_chars.max())
+    x[idx["mean_line_chars"]] = total / lines
+    x[idx["prose_share"]] = prose_total / total
+    x[idx["short_line_share"]] = float(np.count_nonzero((prose_chars > 0) & (prose_chars < 40) & ~(link_chars > 0))) / lines
+    # Where the story's run starts: the share of the text before it, and the lines just
+    # before it (an article's headline, byline and date).
+    first_line = int(np.argmax(run_id == best))
+    x[idx["run_start"]] = float(all_chars[:first_line].sum()) / total
+    block_ids = np.flatnonzero(present)
+    start = int(np.searchsorted(blocks, block_ids[first_line]))
+    lo = max(0, start - BYLINE_NODES)
+    window = " ".join(texts[lo:start + 1])
+    x[idx["year_before_run"]] = 1 if _YEAR_RE.search(window) else 0
+    x[idx["date_before_run"]] = 1 if _NUMERIC_DATE_RE.search(window) else 0
+    x[idx["links_before_run"]] = float(np.count_nonzero(link[lo:start + 1]))
+    # Tag paths: a list's records repeat one path (one card after another).
+    pids = page.path_ids
+    per_path = np.bincount(pids)
+    chars_path = np.bincount(pids, weights=chars)
+    x[idx["paths"]] = float(np.count_nonzero(per_path))
+    x[idx["top_path_nodes_share"]] = float(per_path.max()) / n
+    x[idx["top_path_chars_share"]] = float(chars_path.max()) / total
+    x[idx["repeated_paths"]] = float(np.count_nonzero(per_path >= 5))
+    # Records: lines that start on the same tag path (a card, a post, a row).
+    starts = np.flatnonzero(np.diff(blocks, prepend=-1))
+    by_start = np.bincount(pids[starts])
+    x[idx["record_count"]] = float(by_start.max())
+    x[idx["top_record_share"]] = float(by_start.max()) / starts.size
+    heading_chars = 0
+    for level, first, end in page.headings:
+        size = int(chars[first:end].sum())
+        heading_chars += size
+        if level == 1 and not x[idx["h1_chars"]]:
+            x[idx["h1_chars"]] = size
+    x[idx["heading_nodes"]] = float(sum(end - first for _, first, end in page.headings))
+    x[idx["heading_share"]] = heading_chars / total
+    # Short text nodes: prices, dates, numbers.
+    short = "".join([t for t, c in zip(texts, chars.tolist()) if c <= SHORT_CHARS])
+    if short:
+        x[idx["short_chars"]] = len(short)
+        x[idx["short_digit_share"]] = sum(map(short.count, "0123456789")) / len(short)
+        signs = sum(map(short.count, CURRENCY_SIGNS))
+        x[idx["currency_signs"]] = signs
+        if signs:
+            x[idx["prices"]] = len(_PRICE_RE.findall(short))
+    # Markup: the body's elements by tag name.
+    counts = Counter(map(_tag, page.body_nodes))
+    elements = max(len(page.body_nodes), 1)
+    x[idx["elements"]] = elements
+    x[idx["chars_per_element"]] = total / elements
+    for tag, slot in _TAG_SLOTS:
+        x[slot] = counts[tag]
+    x[idx["li_share"]] = counts["li"] / elements
+    x[idx["a_share"]] = counts["a"] / elements
+    x[idx["p_share"]] = counts["p"] / elements
+    x[idx["td_share"]] = counts["td"] / elements
+    x[idx["input_per_form"]] = (counts["input"] + counts["select"] + counts["textarea"]) / max(counts["form"], 1)
+    return x
 
-    metadata: str | None
-    units: float
-    headline_links: int
-    headline_link_units: float
-    longest_prose_run: float
 
-    @property
-    def link_share(self) -> float:
-        """Share of the text units in headline links (0 for an empty page)."""
-        return self.headline_link_units / self.units if self.units else 0.0
+def _declarations(page: Any, x: np.ndarray) -> None:
+    """What the page declares about itself, into *x*: the schema.org ``@type`` values of
+    its JSON-LD blocks (``Page.json_ld``) and microdata ``itemtype`` (``Page.itemtypes``),
+    counted per page-type group, a few JSON-LD properties, ``og:type`` (one-hot), a few head ``meta`` names and ``link``
+    relations. ``@type`` values are read with a pattern, without parsing the JSON (a
+    page's JSON-LD can be large, and a broken block still declares its type)."""
+    for block in page.json_ld:
+        for value in _LD_TYPE_RE.findall(block):
+            for name in _LD_NAME_RE.findall(value):
+                name = name.rsplit("/", 1)[-1].rsplit(":", 1)[-1].lower()
+                group = _DECLARED_GROUP.get(name)
+                if group is not None:
+                    x[_INDEX[f"declared_{group}"]] += 1
+                elif name == "breadcrumblist":
+                    x[_INDEX["declared_breadcrumb"]] = 1
+        for key, slot in _LD_KEYS:
+            if key in block:
+                x[slot] = 1
+    for value in page.itemtypes:
+        group = _DECLARED_GROUP.get(value.rstrip("/").rsplit("/", 1)[-1].lower())
+        if group is not None:
+            x[_INDEX[f"declared_{group}"]] += 1
+    og = None
+    head = page.root.find("head") if page.root is not None else None
+    if head is not None:
+        for el in head:
+            tag = el.tag
+            if tag == "meta":
+                key = (el.get("property") or el.get("name") or "").lower()
+                slot = _HEAD_META.get(key)
+                if slot is not None:
+                    x[slot] = 1
+                elif key == "og:type" and og is None:
+                    og = (el.get("content") or "").strip().lower()
+            elif tag == "link":
+                for rel in (el.get("rel") or "").lower().split():
+                    slot = _HEAD_LINK.get(rel)
+                    if slot is not None:
+                        x[slot] = 1
+    if og:
+        kind = og.split(".", 1)[0].split(":", 1)[0]
+        x[_OG_SLOTS.get(kind, _OG_SLOTS["other"])] = 1
 
 
-def text_units(text: str) -> float:
-    """Text units of *text*: words of space-separated scripts plus CJK characters /
-    :data:`CJK_CHARS_PER_WORD`.
+def _url(url: str | None, x: np.ndarray) -> None:
+    """URL path shape into *x* (all 0 without a URL)."""
+    if not url:
+        return
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return
+    path = parts.path or "/"
+    segments = [s for s in path.split("/") if s]
+    last = segments[-1] if segments else ""
+    x[_INDEX["url_depth"]] = len(segments)
+    x[_INDEX["url_trailing_slash"]] = 1 if path.endswith("/") and segments else 0
+    x[_INDEX["url_query"]] = 1 if parts.query else 0
+    x[_INDEX["url_digits"]] = len(_DIGIT_RE.findall(path))
+    x[_INDEX["url_date"]] = 1 if _DATE_PATH_RE.search(path) else 0
+    x[_INDEX["url_last_len"]] = len(last)
+    x[_INDEX["url_last_hyphens"]] = last.count("-") + last.count("_")
+    x[_INDEX["url_extension"]] = 1 if "." in last else 0
 
-    >>> text_units("Storm hits the coast")
-    4.0
-    >>> text_units("江心洲湿地迎来候鸟")
-    4.5
+
+@lru_cache(maxsize=1)
+def load_model() -> TreeEnsemble:
+    """The packaged page-type model (``scrapy_cepr/models/pagetype.json``), loaded once.
+
+    :raises ValueError: the file is not a valid model for :data:`FEATURE_NAMES` and
+        :data:`PAGE_TYPES`.
     """
-    cjk = len(CJK_RE.findall(text))
-    words = len(_WORD_RE.findall(CJK_RE.sub(" ", text))) if cjk else len(_WORD_RE.findall(text))
-    return float(words) + cjk / CJK_CHARS_PER_WORD
+    text = resources.files("scrapy_cepr").joinpath("models", MODEL_FILE).read_text(encoding="utf-8")
+    model = load_trees(json.loads(text))
+    if tuple(model.feature_names or ()) != FEATURE_NAMES or tuple(model.class_names or ()) != PAGE_TYPES:
+        raise ValueError(f"{MODEL_FILE}: the model's features or classes do not match this version's")
+    return model
 
 
-def page_features(page: Any) -> PageFeatures:
-    """The :class:`PageFeatures` of a parsed :class:`~scrapy_cepr.core.page.Page`."""
-    units = [text_units(t) for t in page.texts]
-    link_units: dict[int, float] = {}
-    prose_units: dict[int, float] = {}
-    headline = []
-    for u, link, block in zip(units, page.in_link, page.blocks, strict=True):
-        b = int(block)
-        if link:
-            link_units[b] = link_units.get(b, 0.0) + u
-            if u >= HEADLINE_WORDS:
-                headline.append(u)
-        else:
-            prose_units[b] = prose_units.get(b, 0.0) + u
-    # Runs of prose blocks not interrupted by a headline block (a line that is mostly a
-    # headline-length link): an article's text is one long run; a list page's teasers
-    # are cut by the headlines between them.
-    run = longest = 0.0
-    for b in sorted(set(link_units) | set(prose_units)):
-        links, prose = link_units.get(b, 0.0), prose_units.get(b, 0.0)
-        if links >= HEADLINE_WORDS and links > prose:
-            run = 0.0
-        else:
-            run += prose
-            longest = max(longest, run)
-    return PageFeatures(
-        metadata=_metadata_type(page.root, page.source),
-        units=float(sum(units)),
-        headline_links=len(headline),
-        headline_link_units=float(sum(headline)),
-        longest_prose_run=longest,
-    )
-
-
-def classify_features(f: PageFeatures) -> str:
-    """``"article"`` or ``"list"`` from the features (see the module docstring).
-
-    >>> classify_features(PageFeatures(None, 600, 3, 20, 120))
-    'article'
-    >>> classify_features(PageFeatures(None, 400, 30, 250, 25))
-    'list'
-    >>> classify_features(PageFeatures("article", 400, 30, 250, 25))
-    'article'
-    """
-    if f.metadata is not None:
-        return f.metadata
-    if f.headline_links >= MIN_HEADLINE_LINKS and f.longest_prose_run < MIN_PROSE_RUN:
-        return LIST
-    return ARTICLE
+def page_type_proba(page: Any) -> dict[str, float] | None:
+    """The probability of each of :data:`PAGE_TYPES` for a parsed page (they sum to 1);
+    None for a page without text."""
+    if not len(page):
+        return None
+    p = load_model().predict(page_features(page)[None, :])[0]
+    return {name: float(v) for name, v in zip(PAGE_TYPES, p, strict=True)}
 
 
 def page_type(page: Any) -> str | None:
-    """``"article"`` or ``"list"`` for a parsed page; None for a page without text.
+    """The most probable of :data:`PAGE_TYPES` for a parsed page; None for a page
+    without text.
 
     >>> from scrapy_cepr.core.page import Page
-    >>> links = "".join(f'<li><a href="/n{i}">Council votes on new plan for the harbour {i}</a></li>'
-    ...                 for i in range(10))
-    >>> page_type(Page.from_html(f"<html><body><ul>{links}</ul></body></html>"))
-    'list'
-    >>> story = "<p>" + "The council met on Monday, and the vote was close. " * 8 + "</p>"
+    >>> story = "<p>" + "The council met on Monday, and the vote was close. " * 12 + "</p>"
     >>> page_type(Page.from_html(f"<html><body><h1>Vote</h1>{story}</body></html>"))
     'article'
     """
-    if not len(page):
+    proba = page_type_proba(page)
+    if proba is None:
         return None
-    return classify_features(page_features(page))
+    return max(proba, key=proba.__getitem__)
 
 
-def _metadata_type(root: Any, source: str) -> str | None:
-    """Page type declared by JSON-LD ``@type`` (first recognised one) or ``og:type``.
-    The parsed tree has no scripts (removed by the page model), so the JSON-LD blocks
-    are found in the *source*: a ``<script>`` element's content ends at the first
-    ``</script>`` (HTML's own rule), which the pattern follows."""
-    if root is None:
+def most_probable(proba: dict[str, float] | None) -> str | None:
+    """The type with the highest probability in *proba* (None for None); ties go to the
+    first in :data:`PAGE_TYPES`."""
+    if not proba:
         return None
-    for match in _JSONLD_RE.finditer(source):
-        for kind in _jsonld_types(match.group(1)):
-            if kind in _ARTICLE_TYPES:
-                return ARTICLE
-            if kind in _LIST_TYPES:
-                return LIST
-    for meta in root.iterfind("head/meta"):
-        if (meta.get("property") or meta.get("name")) == "og:type":
-            return ARTICLE if (meta.get("content") or "").strip().lower() == "article" else None
-    return None
+    return max(PAGE_TYPES, key=lambda t: (proba.get(t, 0.0), -PAGE_TYPES.index(t)))
 
-
-def _jsonld_types(text: str) -> list[str]:
-    """The lower-cased ``@type`` values of a JSON-LD block (top level and ``@graph``);
-    [] for invalid JSON.
-
-    >>> _jsonld_types('{"@context": "https://schema.org", "@graph": [{"@type": "WebSite"}, '
-    ...               '{"@type": ["NewsArticle"]}]}')
-    ['website', 'newsarticle']
-    """
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return []
-    nodes = data if isinstance(data, list) else [data]
-    found: list[str] = []
-    for node in nodes:
-        if not isinstance(node, dict):
-            continue
-        graph = node.get("@graph")
-        for item in [node, *(graph if isinstance(graph, list) else [])]:
-            if isinstance(item, dict):
-                kinds = item.get("@type")
-                for kind in kinds if isinstance(kinds, list) else [kinds]:
-                    if isinstance(kind, str):
-                        found.append(kind.lower())
-    return found

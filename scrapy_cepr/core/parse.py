@@ -111,9 +111,13 @@ def encode_source(source: str) -> bytes:
     return data
 
 
-def parse_html(data: bytes) -> etree._Element | None:
+def parse_html(data: bytes, *, json_ld: list[str] | None = None) -> etree._Element | None:
     """Parse UTF-8 *data* into the root of a repaired tree (see the module doc), with
     :data:`REMOVED_TAGS` stripped; None when there is nothing to parse.
+
+    :param json_ld: a list that receives the text of each JSON-LD block
+        (``<script type="application/ld+json">``), in document order, before the scripts
+        are removed (the page type reads the page's schema.org declarations from them).
 
     :raises ParseError: the page is nested too deep to be parsed whole, even flattened.
     """
@@ -137,6 +141,11 @@ def parse_html(data: bytes) -> etree._Element | None:
     if root is None:
         return None
     repair_layout(root)
+    if json_ld is not None:
+        for script in root.iter("script"):
+            kind = script.get("type")
+            if kind and "ld+json" in kind.lower() and script.text:
+                json_ld.append(script.text)
     etree.strip_elements(root, *REMOVED_TAGS, with_tail=False)
     return root
 

@@ -1,0 +1,221 @@
+"""Train the 7-type page classifier (:mod:`scrapy_cepr.core.pagetype`) and export it to
+``scrapy_cepr/models/pagetype.json``.
+
+Data: WCXB's development pages (``CEPR_WCXB_DIR`` or ``--wcxb``; 1,358 pages, 7 types,
+CC-BY-4.0, Foley 2026) and, with ``--with-aeb``, the 181 article pages of the
+article-extraction benchmark (``CEPR_BENCHMARK_DIR``). Features come from
+:func:`~scrapy_cepr.core.pagetype.page_features` on the parsed page (cached with
+``--cache DIR``, not in the repository).
+
+Reports, with folds grouped by domain (sklearn ``GroupKFold``, 5 folds, on
+``WcxbSample.domain``; AEB pages grouped by URL host): the cross-validated 7x7 confusion
+matrix and accuracy on WCXB, how many AEB pages are classified ``article`` (held out
+when the model is trained on WCXB alone, cross-validated with ``--with-aeb``), and the
+types of the project's own fixtures (``tests/fixtures/pagetype_*.html`` and
+``index_*.html``). Then trains on all pages and writes the model (``--out``; nothing is
+written with ``--no-export``).
+
+LightGBM parameters are small and deterministic (``deterministic=True``,
+``num_threads=1``, fixed seed), so two runs write the same file.
+
+    pip install -e ".[train]"
+    CEPR_WCXB_DIR=/path/to/wcxb-dev CEPR_BENCHMARK_DIR=/path/to/aeb \\
+        python benchmarks/train_pagetype.py --with-aeb --cache /tmp/pagetype-cache
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from treemodel import lightgbm_to_spec, write_spec  # noqa: E402
+
+from scrapy_cepr.core.page import Page  # noqa: E402
+from scrapy_cepr.core.pagetype import FEATURE_NAMES, PAGE_TYPES, page_features  # noqa: E402
+from scrapy_cepr.evaluation import CORPUS_ENV, WCXB_ENV, load_corpus, load_wcxb  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: LightGBM parameters (small trees, deterministic).
+PARAMS = {
+    "objective": "multiclass",
+    "num_class": len(PAGE_TYPES),
+    "learning_rate": 0.08,
+    "num_leaves": 12,
+    "max_depth": 5,
+    "min_data_in_leaf": 8,
+    "feature_fraction": 0.7,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambda_l2": 1.0,
+    "deterministic": True,
+    "num_threads": 1,
+    "seed": 17,
+    "verbose": -1,
+}
+ROUNDS = 70
+FOLDS = 5
+
+
+def fixture_pages() -> list[tuple[str, str, str]]:
+    """``(name, expected type, html)`` of the project's own page-type fixtures: the type
+    is the file name's second part (``pagetype_forum_*.html``); ``index_*.html`` (news
+    index pages) are listings."""
+    out = []
+    fixtures = ROOT / "tests" / "fixtures"
+    for path in sorted(fixtures.glob("pagetype_*.html")):
+        out.append((path.name, path.name.split("_")[1], path.read_text(encoding="utf-8")))
+    for path in sorted(fixtures.glob("index_*.html")):
+        out.append((path.name, "listing", path.read_text(encoding="utf-8")))
+    return out
+
+
+def _features(html: bytes | str, url: str | None) -> tuple[np.ndarray, float]:
+    page = Page.from_html(html, url=url)
+    start = time.perf_counter()
+    x = page_features(page)
+    return x, time.perf_counter() - start
+
+
+def load_rows(wcxb: Path, aeb: Path | None, cache: Path | None) -> tuple[np.ndarray, list[dict]]:
+    """Feature rows and ``{"source", "id", "type", "group"}`` per page (cached by a hash
+    of the feature names and this module's page-type code)."""
+    key = hashlib.sha256(repr(FEATURE_NAMES).encode()
+                         + (ROOT / "scrapy_cepr" / "core" / "pagetype.py").read_bytes()
+                         + (ROOT / "scrapy_cepr" / "core" / "page.py").read_bytes()
+                         + (ROOT / "scrapy_cepr" / "core" / "parse.py").read_bytes()).hexdigest()[:16]
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        fx, fm = cache / f"pagetype-{key}-{bool(aeb)}.npy", cache / f"pagetype-{key}-{bool(aeb)}.json"
+        if fx.is_file() and fm.is_file():
+            return np.load(fx), json.loads(fm.read_text())
+    rows, meta = [], []
+    for s in load_wcxb(wcxb):
+        x, _ = _features(s.html, s.url)
+        rows.append(x)
+        meta.append({"source": "wcxb", "id": s.id, "type": s.page_type, "group": s.domain or s.id})
+    if aeb is not None:
+        for s in load_corpus(aeb):
+            x, _ = _features(s.html, s.url)
+            rows.append(x)
+            host = urlsplit(s.url).hostname if s.url else None
+            meta.append({"source": "aeb", "id": s.id, "type": "article", "group": host or s.id})
+    X = np.array(rows)
+    if cache is not None:
+        np.save(fx, X)
+        fm.write_text(json.dumps(meta))
+    return X, meta
+
+
+def confusion(truth: list[str], predicted: list[str]) -> np.ndarray:
+    """7x7 counts: rows = true type, columns = predicted type (order of PAGE_TYPES)."""
+    m = np.zeros((len(PAGE_TYPES), len(PAGE_TYPES)), dtype=int)
+    for t, p in zip(truth, predicted, strict=True):
+        m[PAGE_TYPES.index(t), PAGE_TYPES.index(p)] += 1
+    return m
+
+
+def format_confusion(m: np.ndarray) -> str:
+    short = [t[:5] for t in PAGE_TYPES]
+    lines = ["| true \\ predicted | " + " | ".join(short) + " | recall |", "|---" * (len(short) + 2) + "|"]
+    for i, t in enumerate(PAGE_TYPES):
+        recall = m[i, i] / m[i].sum() if m[i].sum() else 0.0
+        lines.append(f"| {t} | " + " | ".join(str(v) for v in m[i]) + f" | {recall:.3f} |")
+    precision = [m[j, j] / m[:, j].sum() if m[:, j].sum() else 0.0 for j in range(len(PAGE_TYPES))]
+    lines.append("| precision | " + " | ".join(f"{p:.3f}" for p in precision) + " | |")
+    return "\n".join(lines)
+
+
+def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS):
+    import lightgbm as lgb
+
+    dataset = lgb.Dataset(X, y, feature_name=list(FEATURE_NAMES), free_raw_data=False)
+    return lgb.train(PARAMS, dataset, num_boost_round=rounds)
+
+
+def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS) -> np.ndarray:
+    """Out-of-fold class probabilities, folds grouped by *groups*."""
+    from sklearn.model_selection import GroupKFold
+
+    proba = np.zeros((len(y), len(PAGE_TYPES)))
+    for train_idx, test_idx in GroupKFold(n_splits=FOLDS).split(X, y, groups):
+        booster = train(X[train_idx], y[train_idx], rounds)
+        proba[test_idx] = booster.predict(X[test_idx])
+    return proba
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--wcxb", default=os.environ.get(WCXB_ENV), help=f"WCXB dev directory (default ${WCXB_ENV})")
+    parser.add_argument("--aeb", default=os.environ.get(CORPUS_ENV), help=f"AEB directory (default ${CORPUS_ENV})")
+    parser.add_argument("--with-aeb", action="store_true", help="train on the AEB pages too (cross-validated)")
+    parser.add_argument("--cache", type=Path, help="directory for the feature cache (outside the repository)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"boosting rounds (default {ROUNDS})")
+    parser.add_argument("--out", type=Path, default=ROOT / "scrapy_cepr" / "models" / "pagetype.json")
+    parser.add_argument("--no-export", action="store_true", help="only cross-validate")
+    args = parser.parse_args(argv)
+    if not args.wcxb:
+        parser.error(f"no WCXB directory: set {WCXB_ENV} or pass --wcxb")
+    aeb = Path(args.aeb) if args.aeb else None
+    X, meta = load_rows(Path(args.wcxb), aeb, args.cache)
+    y = np.array([PAGE_TYPES.index(m["type"]) for m in meta])
+    groups = [m["group"] for m in meta]
+    is_wcxb = np.array([m["source"] == "wcxb" for m in meta])
+    is_aeb = ~is_wcxb
+
+    train_rows = np.ones(len(y), bool) if args.with_aeb else is_wcxb
+    proba = np.zeros((len(y), len(PAGE_TYPES)))
+    proba[train_rows] = cross_validate(X[train_rows], y[train_rows], [g for g, k in zip(groups, train_rows) if k],
+                                       args.rounds)
+    if not args.with_aeb and is_aeb.any():
+        booster = train(X[is_wcxb], y[is_wcxb], args.rounds)
+        proba[is_aeb] = booster.predict(X[is_aeb])
+    predicted = [PAGE_TYPES[i] for i in proba.argmax(axis=1)]
+    truth = [m["type"] for m in meta]
+    w = np.flatnonzero(is_wcxb)
+    m = confusion([truth[i] for i in w], [predicted[i] for i in w])
+    print(f"WCXB dev, {len(w)} pages, {FOLDS}-fold CV grouped by domain, {args.rounds} rounds:")
+    print(format_confusion(m))
+    print(f"accuracy {np.trace(m) / m.sum():.3f}; article vs. not-article accuracy "
+          f"{np.mean([(truth[i] == 'article') == (predicted[i] == 'article') for i in w]):.3f}")
+    if is_aeb.any():
+        a = np.flatnonzero(is_aeb)
+        wrong = [(meta[i]["id"][:12], predicted[i]) for i in a if predicted[i] != "article"]
+        how = "cross-validated, grouped by host" if args.with_aeb else "held out (model trained on WCXB)"
+        print(f"AEB ({how}): {len(a) - len(wrong)} of {len(a)} classified article; others: {wrong}")
+
+    final = train(X[train_rows], y[train_rows], args.rounds)
+    importance = final.feature_importance("gain")
+    top = sorted(zip(importance, FEATURE_NAMES), reverse=True)
+    print("top features by gain:", ", ".join(f"{n} {g / importance.sum():.3f}" for g, n in top[:15]))
+    print("unused features:", ", ".join(n for g, n in top if g == 0) or "none")
+    spec = lightgbm_to_spec(final, feature_names=list(FEATURE_NAMES), class_names=list(PAGE_TYPES), leaf_digits=5)
+    from scrapy_cepr.core.trees import load_trees
+
+    model = load_trees(spec)
+    fixtures = fixture_pages()
+    if fixtures:
+        rows = np.array([_features(html, None)[0] for _, _, html in fixtures])
+        got = [PAGE_TYPES[i] for i in model.predict(rows).argmax(axis=1)]
+        ok = sum(g == t for g, (_, t, _) in zip(got, fixtures, strict=True))
+        print(f"fixtures (final model): {ok} of {len(fixtures)} right")
+        for (name, t, _), g in zip(fixtures, got, strict=True):
+            print(f"  {name}: expected {t}, got {g}{'' if g == t else '  <-- wrong'}")
+        print(format_confusion(confusion([t for _, t, _ in fixtures], got)))
+    if not args.no_export:
+        write_spec(spec, str(args.out))
+        print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KB, {model.num_trees} trees)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
