@@ -37,6 +37,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from treemodel import lightgbm_to_spec, write_spec  # noqa: E402
+
 from scrapy_cepr.core.blocks import FEATURES, PAGE_TYPES, with_page_type
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.evaluation import benchmark_counts, benchmark_summary, load_corpus, load_wcxb, word_f1
@@ -48,10 +51,11 @@ MODEL = ROOT / "scrapy_cepr" / "models" / "blocks.json"
 WORD = re.compile(r"\w+")
 
 LGB_PARAMS = dict(
-    objective="binary", n_estimators=150, num_leaves=31, learning_rate=0.08, min_child_samples=40,
+    objective="binary", n_estimators=150, num_leaves=31, max_depth=8, learning_rate=0.08, min_child_samples=40,
     subsample=1.0, colsample_bytree=0.8, reg_lambda=1.0, deterministic=True, force_row_wise=True,
     n_jobs=1, random_state=17, verbose=-1,
 )
+FOLDS = 5
 
 
 def labels(lines: list[str], gold: str) -> tuple[np.ndarray, np.ndarray]:
@@ -101,8 +105,7 @@ def build_cache(wcxb_dir: str, aeb_dir: str, path: Path) -> list[dict]:
             lines = [" ".join(page.texts[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
         lab, words = labels(lines, gold)
         rows.append(dict(corpus=corpus, id=pid, type=ptype, group=group, gold=gold, lines=lines, x=x,
-                         y=lab, words=words, article=art.body, anc=anc, typefeat=typed.page_type_features(page)
-                         if hasattr(typed, "page_type_features") else None))
+                         y=lab, words=words, article=art.body, anc=anc))
         if k % 200 == 0:
             print(f"  cached {k} pages, {time.time() - t0:.0f}s", file=sys.stderr)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -138,7 +141,7 @@ def fit(x, y, w):
     return model
 
 
-def oof_probs(x, y, w, groups, folds=5):
+def oof_probs(x, y, w, groups, folds=FOLDS):
     from sklearn.model_selection import GroupKFold
 
     out = np.zeros(len(y))
@@ -156,7 +159,7 @@ def score(rows, proba, block_p, page_of, label=""):
         sel = page_of == i
         p = block_p[sel]
         if len(r["lines"]):
-            keep = typed.assemble(p, r["x"], proba[i])
+            keep = typed.assemble(p, r["x"], PAGE_TYPES[int(np.argmax(proba[i]))], r["anc"])
             text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
         else:
             text = ""
@@ -174,20 +177,48 @@ def score(rows, proba, block_p, page_of, label=""):
     return per_type, aeb
 
 
+def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir) -> list[np.ndarray]:
+    """Out-of-fold page-type probabilities of the page-type classifier
+    (``benchmarks/train_pagetype.py``'s features and LightGBM parameters), with the same
+    domain groups as the block classifier."""
+    import train_pagetype as tp
+
+    X, meta = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir))
+    if [m["id"] for m in meta] != [r["id"] for r in rows]:
+        raise SystemExit("page-type rows and block rows are not the same pages")
+    y = np.array([PAGE_TYPES.index(r["type"]) for r in rows])
+    proba = tp.cross_validate(X, y, [r["group"] for r in rows])
+    pred = proba.argmax(axis=1)
+    wc = np.array([r["corpus"] == "wcxb" for r in rows])
+    print(f"page type (out of fold): WCXB accuracy {np.mean(pred[wc] == y[wc]):.3f}, "
+          f"AEB pages read as article {np.mean(pred[~wc] == 0):.3f}")
+    return [row.astype(np.float32) for row in proba]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", default="/work/tmp/q-blocks/cache.pkl")
     ap.add_argument("--wcxb", default=os.environ.get("CEPR_WCXB_DIR", "/work/shared/data/wcxb-dev"))
     ap.add_argument("--aeb", default=os.environ.get("CEPR_BENCHMARK_DIR", "/work/shared/data/article-extraction-benchmark"))
-    ap.add_argument("--types", choices=["gold", "cv"], default="gold")
+    ap.add_argument("--types", choices=["gold", "cv"], default="cv",
+                    help="page-type columns: gold types, or out-of-fold predictions (default; also used to train "
+                         "the exported model)")
     ap.add_argument("--no-export", action="store_true")
     args = ap.parse_args(argv)
     rows = build_cache(args.wcxb, args.aeb, Path(args.cache))
-    proba = [one_hot(r["type"]) for r in rows]
+    if args.types == "gold":
+        proba = [one_hot(r["type"]) for r in rows]
+    else:
+        proba = page_type_oof(rows, args.wcxb, args.aeb, Path(args.cache).parent)
     x, y, w, groups, page_of = design(rows, proba)
     print(f"{len(rows)} pages, {len(y)} blocks, {y.mean():.3f} content", file=sys.stderr)
     p = oof_probs(x, y, w, groups)
     score(rows, proba, p, page_of, "oof " + args.types)
+    if not args.no_export:
+        model = fit(x, y, w)
+        spec = lightgbm_to_spec(model.booster_, feature_names=list(typed.MODEL_FEATURES))
+        write_spec(spec, str(MODEL))
+        print(f"wrote {MODEL.relative_to(ROOT)} ({MODEL.stat().st_size / 1024:.0f} KB)")
     return 0
 
 
