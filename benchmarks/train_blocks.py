@@ -51,7 +51,8 @@ MODEL = ROOT / "scrapy_cepr" / "models" / "blocks.json"
 WORD = re.compile(r"\w+")
 
 LGB_PARAMS = dict(
-    objective="binary", n_estimators=150, num_leaves=31, max_depth=8, learning_rate=0.08, min_child_samples=40,
+    objective="binary", n_estimators=int(os.environ.get("TREES", 150)), num_leaves=31,
+    max_depth=int(os.environ.get("DEPTH", 8)), learning_rate=float(os.environ.get("LR", 0.08)), min_child_samples=40,
     subsample=1.0, colsample_bytree=0.8, reg_lambda=1.0, deterministic=True, force_row_wise=True,
     n_jobs=1, random_state=17, verbose=-1,
 )
