@@ -12,7 +12,7 @@ blocks of 3 words or more; a shorter block counts only when its words occur in t
 in that order *and* a longer content block lies within 2 blocks, so that "Home" or
 "Share" is not content because the word occurs somewhere in the story).
 
-LightGBM (≤ 200 trees, ≤ 31 leaves, deterministic, one thread) is trained with folds
+LightGBM (100 trees, ≤ 31 leaves, depth ≤ 6, deterministic, one thread) is trained with folds
 grouped by domain (WCXB ``domain``; AEB: the URL's host), GroupKFold(5). Out-of-fold block
 probabilities are assembled into page texts by :func:`scrapy_cepr.methods.typed.assemble`
 exactly as the method does, and scored with WCXB's word F1 per page type and the AEB
@@ -51,8 +51,7 @@ MODEL = ROOT / "scrapy_cepr" / "models" / "blocks.json"
 WORD = re.compile(r"\w+")
 
 LGB_PARAMS = dict(
-    objective="binary", n_estimators=int(os.environ.get("TREES", 150)), num_leaves=31,
-    max_depth=int(os.environ.get("DEPTH", 8)), learning_rate=float(os.environ.get("LR", 0.08)), min_child_samples=40,
+    objective="binary", n_estimators=100, num_leaves=31, max_depth=6, learning_rate=0.1, min_child_samples=40,
     subsample=1.0, colsample_bytree=0.8, reg_lambda=1.0, deterministic=True, force_row_wise=True,
     n_jobs=1, random_state=17, verbose=-1,
 )
@@ -151,16 +150,32 @@ def oof_probs(x, y, w, groups, folds=FOLDS):
     return out
 
 
-def score(rows, proba, block_p, page_of, label=""):
-    """Per-type WCXB word F1 and AEB F1 of the assembled texts."""
+#: Assembly variants of the ablation: (label, forced assembly type or None, TypedParams overrides).
+ABLATION = [
+    ("cepr-typed (all steps)", None, {}),
+    ("- assembly by type (threshold on every page)", "service", {}),
+    ("- type (article assembly on every page)", "article", {}),
+    ("- region growth (CEPR-Article's subtree only)", None, {"region_threshold": 1.0}),
+    ("- classifier's additions in the region", None, {"article_threshold": 1.0}),
+    ("- classifier's drops in the region", None, {"article_floor": 0.0}),
+]
+
+
+def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, quiet=False):
+    """Per-type WCXB word F1 and AEB F1 of the assembled texts (and CEPR-Article's)."""
+    params = params or typed.TypedParams()
     per_type = defaultdict(list)
     base = defaultdict(list)
     aeb, aeb_base = [], []
+    starts = np.searchsorted(page_of, np.arange(len(rows)))
+    ends = np.searchsorted(page_of, np.arange(len(rows)), side="right")
     for i, r in enumerate(rows):
-        sel = page_of == i
-        p = block_p[sel]
+        p = block_p[starts[i]:ends[i]]
         if len(r["lines"]):
-            keep = typed.assemble(p, r["x"], PAGE_TYPES[int(np.argmax(proba[i]))], r["anc"])
+            ptype = PAGE_TYPES[int(np.argmax(proba[i]))]
+            if ptype == "article" and proba[i][0] < params.article_confidence:
+                ptype = "other"
+            keep = typed.assemble(p, r["x"], assembly or ptype, r["anc"], params)
             text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
         else:
             text = ""
@@ -172,10 +187,13 @@ def score(rows, proba, block_p, page_of, label=""):
             aeb_base.append(benchmark_counts(r["article"], r["gold"]))
     allp = [v for t in per_type for v in per_type[t]]
     allb = [v for t in base for v in base[t]]
-    print(f"{label:12s} all {np.mean(allp):.3f} (cepr-article {np.mean(allb):.3f}) | "
-          + " | ".join(f"{t} {np.mean(per_type[t]):.3f}/{np.mean(base[t]):.3f}" for t in PAGE_TYPES)
-          + f" | AEB {benchmark_summary(aeb)['f1']:.4f}/{benchmark_summary(aeb_base)['f1']:.4f}")
-    return per_type, aeb
+    row = {"all": float(np.mean(allp)), **{t: float(np.mean(per_type[t])) for t in PAGE_TYPES},
+           "aeb": benchmark_summary(aeb)["f1"]}
+    if not quiet:
+        print(f"| {label} | " + " | ".join(f"{row[k]:.3f}" for k in ("all", *PAGE_TYPES)) + f" | {row['aeb']:.4f} |")
+        print(f"| cepr-article | {np.mean(allb):.3f} | " + " | ".join(f"{np.mean(base[t]):.3f}" for t in PAGE_TYPES)
+              + f" | {benchmark_summary(aeb_base)['f1']:.4f} |")
+    return row
 
 
 def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir) -> list[np.ndarray]:
@@ -205,6 +223,7 @@ def main(argv=None) -> int:
                     help="page-type columns: gold types, or out-of-fold predictions (default; also used to train "
                          "the exported model)")
     ap.add_argument("--no-export", action="store_true")
+    ap.add_argument("--ablation", action="store_true", help="also print the assembly ablation")
     args = ap.parse_args(argv)
     rows = build_cache(args.wcxb, args.aeb, Path(args.cache))
     if args.types == "gold":
@@ -214,7 +233,16 @@ def main(argv=None) -> int:
     x, y, w, groups, page_of = design(rows, proba)
     print(f"{len(rows)} pages, {len(y)} blocks, {y.mean():.3f} content", file=sys.stderr)
     p = oof_probs(x, y, w, groups)
-    score(rows, proba, p, page_of, "oof " + args.types)
+    np.savez(Path(args.cache).with_name(f"oof-{args.types}.npz"), p=p, page_of=page_of, proba=np.array(proba))
+    print(f"\nOut-of-fold word F1 on WCXB dev (macro per page type) and AEB shingle F1, page types: {args.types}")
+    print("| variant | all | " + " | ".join(PAGE_TYPES) + " | AEB F1 |")
+    print("|---" * (len(PAGE_TYPES) + 3) + "|")
+    score(rows, proba, p, page_of, "cepr-typed")
+    if args.ablation:
+        print("\nAssembly ablation (same out-of-fold block probabilities)")
+        for label, assembly, over in ABLATION:
+            row = score(rows, proba, p, page_of, assembly=assembly, params=typed.TypedParams(**over), quiet=True)
+            print(f"| {label} | " + " | ".join(f"{row[k]:.3f}" for k in ("all", *PAGE_TYPES)) + f" | {row['aeb']:.4f} |")
     if not args.no_export:
         model = fit(x, y, w)
         spec = lightgbm_to_spec(model.booster_, feature_names=list(typed.MODEL_FEATURES))

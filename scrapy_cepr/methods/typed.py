@@ -23,7 +23,8 @@ model):
    article-extraction benchmark's pages, with folds grouped by domain.
 5. **Assembly by page type**:
 
-   * *article*: one story. Among CEPR-Article's region and its ancestors (Wang et al.
+   * *article* (the most probable type, with probability ≥ ``article_confidence``): one
+     story. Among CEPR-Article's region and its ancestors (Wang et al.
      2009's body subtree, grown), the subtree maximising ``Σ (p_b − region_threshold)·√words_b``
      over its blocks is chosen: a larger ancestor wins only when the blocks it adds are
      mostly content (the parts of a story cut into sections, or split by an ad). Inside
@@ -88,6 +89,8 @@ class TypedParams:
     :param region_threshold: the article subtree maximises ``Σ (p − region_threshold)·√words``.
     :param article_threshold: blocks kept inside the article subtree have ``p ≥`` this …
     :param article_floor: … or are kept by CEPR-Article with ``p ≥ article_floor``.
+    :param article_confidence: the article assembly is used when the page-type
+        probability of ``article`` is at least this (and it is the most probable type).
     :param page_type: None (the page-type classifier decides) or one of the 7 types,
         forced.
     :raises ValueError: naming the parameter and its allowed range.
@@ -101,13 +104,14 @@ class TypedParams:
     region_threshold: float = 0.6
     article_threshold: float = 0.6
     article_floor: float = 0.1
+    article_confidence: float = 0.5
     page_type: str | None = None
 
     def __post_init__(self) -> None:
         art = ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(art, name))
-        for name in ("threshold", "region_threshold", "article_threshold", "article_floor"):
+        for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
         if self.page_type is not None and self.page_type not in PAGE_TYPES:
             raise ValueError(f"page_type must be None or one of {', '.join(PAGE_TYPES)}; got {self.page_type!r}")
@@ -205,7 +209,8 @@ def run(page: Page, params: TypedParams) -> Extraction:
     ptype = PAGE_TYPES[int(np.argmax(proba))]
     used["page_type"] = ptype
     p = load_model().predict(with_page_type(feats.x, proba))
-    keep_blocks = assemble(p, feats.x, ptype, regions, params)
+    assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
+    keep_blocks = assemble(p, feats.x, assembly, regions, params)
     keep = np.repeat(keep_blocks, feats.ends - feats.starts)
     nodes = art.nodes
     return text_node_extraction(
