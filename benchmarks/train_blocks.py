@@ -1,7 +1,8 @@
 """Train CEPR-Typed's block classifier and print its cross-validated table.
 
     PYTHONPATH=$PWD CEPR_BENCHMARK_DIR=/work/shared/data/article-extraction-benchmark \\
-        python benchmarks/train_blocks.py [--cache DIR] [--no-export]
+        python benchmarks/train_blocks.py [--cache DIR] [--types cv|gold] [--ablation] [--no-export]
+    python benchmarks/train_blocks.py --speed   # ms/page against the lxml parse, no training
 
 Data: the WCXB dev pages (``/work/shared/data/wcxb-dev`` or ``$CEPR_WCXB_DIR``) and the 181
 pages of the article-extraction benchmark (``$CEPR_BENCHMARK_DIR``). Each page is parsed,
@@ -214,6 +215,42 @@ def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir) -> list[np.ndarray]:
     return [row.astype(np.float32) for row in proba]
 
 
+def speed(wcxb_dir: str, aeb_dir: str, wcxb_step: int = 3) -> None:
+    """Per page, back to back, parse first (after ``gc.collect()``): ``lxml.html.fromstring``,
+    then ``extract(html, method=m)``, for cepr-article and cepr-typed; prints the median ms
+    and the median of the per-page ratios to the parse (all AEB pages, every
+    *wcxb_step*-th WCXB page)."""
+    import gc
+    import statistics
+
+    import lxml.html
+
+    from scrapy_cepr import extract
+    from scrapy_cepr.core.page import decode_html
+
+    methods = ["cepr-article", "cepr-typed"]
+    for name, samples in (("AEB", list(load_corpus(aeb_dir))), ("WCXB dev", list(load_wcxb(wcxb_dir))[::wcxb_step])):
+        pages = [s.html if isinstance(s.html, str) else decode_html(s.html) for s in samples]
+        for html in pages[:5]:
+            for m in methods:
+                extract(html, method=m)
+        ratio = {m: [] for m in methods}
+        ms = {m: [] for m in ["parse", *methods]}
+        for html in pages:
+            for m in methods:
+                gc.collect()
+                t0 = time.perf_counter()
+                lxml.html.fromstring(html)
+                t1 = time.perf_counter()
+                extract(html, method=m)
+                t2 = time.perf_counter()
+                ratio[m].append((t2 - t1) / (t1 - t0))
+                ms[m].append((t2 - t1) * 1e3)
+                ms["parse"].append((t1 - t0) * 1e3)
+        print(f"{name} ({len(pages)} pages): median ms " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in ms.items())
+              + "; × parse (median per page) " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in ratio.items()))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", default="/work/tmp/q-blocks/cache.pkl")
@@ -224,7 +261,11 @@ def main(argv=None) -> int:
                          "the exported model)")
     ap.add_argument("--no-export", action="store_true")
     ap.add_argument("--ablation", action="store_true", help="also print the assembly ablation")
+    ap.add_argument("--speed", action="store_true", help="only time cepr-article and cepr-typed against the parse")
     args = ap.parse_args(argv)
+    if args.speed:
+        speed(args.wcxb, args.aeb)
+        return 0
     rows = build_cache(args.wcxb, args.aeb, Path(args.cache))
     if args.types == "gold":
         proba = [one_hot(r["type"]) for r in rows]
