@@ -45,7 +45,7 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     # these rows are in-sample; the out-of-fold ablation is train_blocks.py --ablation.
     ("cepr-typed (all steps, in-sample)", "block classifier over CEPR features + CEPR-Article's region", "cepr-typed", {}),
     ("cepr-typed - region growth", "Wang et al. 2009 T_BODY grown by block scores", "cepr-typed", {"region_threshold": 1.0}),
-    ("cepr-typed - article assembly (threshold only)", "learned alone", "cepr-typed", {"page_type": "service"}),
+    ("cepr-typed, page type forced to service", "learned alone: threshold assembly, and the classifier told 'service'", "cepr-typed", {"page_type": "service"}),
     ("cepr-typed - classifier's drops in the region", "", "cepr-typed", {"article_floor": 0.0}),
 ]
 

@@ -26,7 +26,6 @@ The final model is trained on all pages and written to ``scrapy_cepr/models/bloc
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pickle
 import re
@@ -39,23 +38,23 @@ from urllib.parse import urlsplit
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from treemodel import lightgbm_to_spec, write_spec  # noqa: E402
+from treemodel import lightgbm_to_spec, write_spec
 
 from scrapy_cepr.core.blocks import FEATURES, PAGE_TYPES, with_page_type
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.evaluation import benchmark_counts, benchmark_summary, load_corpus, load_wcxb, word_f1
-from scrapy_cepr.methods.article import ArticleParams
 from scrapy_cepr.methods import typed
+from scrapy_cepr.methods.article import ArticleParams
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "scrapy_cepr" / "models" / "blocks.json"
 WORD = re.compile(r"\w+")
 
-LGB_PARAMS = dict(
-    objective="binary", n_estimators=100, num_leaves=31, max_depth=6, learning_rate=0.1, min_child_samples=40,
-    subsample=1.0, colsample_bytree=0.8, reg_lambda=1.0, deterministic=True, force_row_wise=True,
-    n_jobs=1, random_state=17, verbose=-1,
-)
+LGB_PARAMS = {
+    "objective": "binary", "n_estimators": 100, "num_leaves": 31, "max_depth": 6, "learning_rate": 0.1, "min_child_samples": 40,
+    "subsample": 1.0, "colsample_bytree": 0.8, "reg_lambda": 1.0, "deterministic": True, "force_row_wise": True,
+    "n_jobs": 1, "random_state": 17, "verbose": -1,
+}
 FOLDS = 5
 
 
@@ -105,8 +104,8 @@ def build_cache(wcxb_dir: str, aeb_dir: str, path: Path) -> list[dict]:
             starts, ends, x = feats.starts, feats.ends, feats.x
             lines = [" ".join(page.texts[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
         lab, words = labels(lines, gold)
-        rows.append(dict(corpus=corpus, id=pid, type=ptype, group=group, gold=gold, lines=lines, x=x,
-                         y=lab, words=words, article=art.body, anc=anc))
+        rows.append({"corpus": corpus, "id": pid, "type": ptype, "group": group, "gold": gold, "lines": lines, "x": x,
+                         "y": lab, "words": words, "article": art.body, "anc": anc})
         if k % 200 == 0:
             print(f"  cached {k} pages, {time.time() - t0:.0f}s", file=sys.stderr)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from scrapy_cepr.core.blocks import FEATURES, PAGE_TYPES, ancestor_ranges, block_features, block_ranges, with_page_type
+from scrapy_cepr.core.blocks import (
+    FEATURES,
+    PAGE_TYPES,
+    ancestor_ranges,
+    block_features,
+    block_ranges,
+    with_page_type,
+)
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.core.region import DomTable
 from scrapy_cepr.methods.cepr import CEPRParams, histogram

@@ -41,7 +41,7 @@ import numpy as np
 
 from .page import Page
 
-__all__ = ["BlockFeatures", "FEATURES", "PAGE_TYPES", "block_features", "block_ranges", "with_page_type"]
+__all__ = ["FEATURES", "PAGE_TYPES", "BlockFeatures", "block_features", "block_ranges", "with_page_type"]
 
 logger = logging.getLogger(__name__)
 

@@ -51,7 +51,15 @@ from importlib import resources
 
 import numpy as np
 
-from ..core.blocks import FEATURES, PAGE_TYPES, BlockFeatures, ancestor_ranges, block_features, block_ranges, with_page_type
+from ..core.blocks import (
+    FEATURES,
+    PAGE_TYPES,
+    BlockFeatures,
+    ancestor_ranges,
+    block_features,
+    block_ranges,
+    with_page_type,
+)
 from ..core.page import Page
 from ..core.params import check_real
 from ..core.region import DomTable
