@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Ablation of CEPR-Article (:mod:`scrapy_cepr.methods.article`) on the
+"""Ablation of CEPR-Article (:mod:`scrapy_cepr.methods.article`) and CEPR-Typed
+(:mod:`scrapy_cepr.methods.typed`, in-sample rows) on the
 article-extraction-benchmark corpus: benchmark P/R/F1 (spec §6) of the full method, of
 the method with each step switched off by its parameter, and of CEPR-SETPR (the
 content score it starts from). The difference to the full method is what each seed
@@ -40,6 +41,12 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     ("- orphan headings", "a heading goes with its section", "cepr-article", {"orphan_chars": 0}),
     ("- log-scale evidence (SETPR's H' >= tau)", "CEPR threshold as published", "cepr-article", {"content_level": 1.0}),
     ("setpr", "Wu et al. 2013", "setpr", {}),
+    # CEPR-Typed (methods/typed.py). Its block classifier was trained on these pages too, so
+    # these rows are in-sample; the out-of-fold ablation is train_blocks.py --ablation.
+    ("cepr-typed (all steps, in-sample)", "block classifier over CEPR features + CEPR-Article's region", "cepr-typed", {}),
+    ("cepr-typed - region growth", "Wang et al. 2009 T_BODY grown by block scores", "cepr-typed", {"region_threshold": 1.0}),
+    ("cepr-typed, page type forced to service", "learned alone: threshold assembly, and the classifier told 'service'", "cepr-typed", {"page_type": "service"}),
+    ("cepr-typed - classifier's drops in the region", "", "cepr-typed", {"article_floor": 0.0}),
 ]
 
 

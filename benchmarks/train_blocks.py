@@ -1,0 +1,295 @@
+"""Train CEPR-Typed's block classifier and print its cross-validated table.
+
+    PYTHONPATH=$PWD CEPR_BENCHMARK_DIR=/work/shared/data/article-extraction-benchmark \\
+        python benchmarks/train_blocks.py [--cache DIR] [--types cv|gold] [--ablation] [--no-export]
+    python benchmarks/train_blocks.py --speed   # ms/page against the lxml parse, no training
+
+Data: the WCXB dev pages (``/work/shared/data/wcxb-dev`` or ``$CEPR_WCXB_DIR``) and the 181
+pages of the article-extraction benchmark (``$CEPR_BENCHMARK_DIR``). Each page is parsed,
+CEPR-Article runs once, and its display blocks get the features of
+:mod:`scrapy_cepr.core.blocks` (cached in ``--cache``, outside the repository). A block's
+label is "content" when most of its words are in the gold main text (word trigrams for
+blocks of 3 words or more; a shorter block counts only when its words occur in the gold
+in that order *and* a longer content block lies within 2 blocks, so that "Home" or
+"Share" is not content because the word occurs somewhere in the story).
+
+LightGBM (100 trees, ≤ 31 leaves, depth ≤ 6, deterministic, one thread) is trained with folds
+grouped by domain (WCXB ``domain``; AEB: the URL's host), GroupKFold(5). Out-of-fold block
+probabilities are assembled into page texts by :func:`scrapy_cepr.methods.typed.assemble`
+exactly as the method does, and scored with WCXB's word F1 per page type and the AEB
+benchmark's shingle F1. The page type column is the gold type (``--types gold``) or
+out-of-fold predictions of the page-type classifier (``--types cv``, the honest number).
+The final model is trained on all pages and written to ``scrapy_cepr/models/blocks.json``
+(byte-for-byte reproducible: fixed seeds, deterministic LightGBM, sorted JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from treemodel import lightgbm_to_spec, write_spec
+
+from scrapy_cepr.core.blocks import FEATURES, PAGE_TYPES, with_page_type
+from scrapy_cepr.core.page import Page
+from scrapy_cepr.evaluation import benchmark_counts, benchmark_summary, load_corpus, load_wcxb, word_f1
+from scrapy_cepr.methods import typed
+from scrapy_cepr.methods.article import ArticleParams
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "scrapy_cepr" / "models" / "blocks.json"
+WORD = re.compile(r"\w+")
+
+LGB_PARAMS = {
+    "objective": "binary", "n_estimators": 100, "num_leaves": 31, "max_depth": 6, "learning_rate": 0.1, "min_child_samples": 40,
+    "subsample": 1.0, "colsample_bytree": 0.8, "reg_lambda": 1.0, "deterministic": True, "force_row_wise": True,
+    "n_jobs": 1, "random_state": 17, "verbose": -1,
+}
+FOLDS = 5
+
+
+def labels(lines: list[str], gold: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(label, words)`` per block: bool content label and the block's word count."""
+    gtok = WORD.findall(gold.lower())
+    tri = set(zip(gtok, gtok[1:], gtok[2:]))
+    joined = " " + " ".join(gtok) + " "
+    toks = [WORD.findall(line.lower()) for line in lines]
+    n = len(lines)
+    lab = np.zeros(n, bool)
+    short = np.zeros(n, bool)
+    for i, t in enumerate(toks):
+        if len(t) >= 3:
+            grams = list(zip(t, t[1:], t[2:]))
+            lab[i] = sum(g in tri for g in grams) >= 0.5 * len(grams)
+        elif t:
+            short[i] = (" " + " ".join(t) + " ") in joined
+    longc = lab.copy()
+    for i in np.flatnonzero(short):
+        lo, hi = max(0, i - 2), min(n, i + 3)
+        lab[i] = bool(longc[lo:hi].any())
+    return lab, np.array([len(t) for t in toks], np.float64)
+
+
+def _pages(wcxb_dir: str, aeb_dir: str):
+    for s in load_wcxb(wcxb_dir):
+        yield "wcxb", s.id, s.html, s.url, s.gold_body, s.page_type, s.domain
+    for s in load_corpus(aeb_dir):
+        yield "aeb", s.id, s.html, s.url, s.gold_body, "article", "aeb:" + (urlsplit(s.url or "").hostname or s.id)
+
+
+def build_cache(wcxb_dir: str, aeb_dir: str, path: Path) -> list[dict]:
+    if path.is_file():
+        with path.open("rb") as fh:
+            return pickle.load(fh)
+    rows = []
+    params = ArticleParams()
+    t0 = time.time()
+    for k, (corpus, pid, html, url, gold, ptype, group) in enumerate(_pages(wcxb_dir, aeb_dir)):
+        page = Page.from_html(html, url=url)
+        art, feats, anc = typed.analyse(page, params)
+        if feats is None or len(feats) == 0:
+            lines, x = [], np.zeros((0, len(FEATURES)), np.float32)
+            starts = ends = np.zeros(0, np.int64)
+        else:
+            starts, ends, x = feats.starts, feats.ends, feats.x
+            lines = [" ".join(page.texts[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+        lab, words = labels(lines, gold)
+        rows.append({"corpus": corpus, "id": pid, "type": ptype, "group": group, "gold": gold, "lines": lines, "x": x,
+                         "y": lab, "words": words, "article": art.body, "anc": anc})
+        if k % 200 == 0:
+            print(f"  cached {k} pages, {time.time() - t0:.0f}s", file=sys.stderr)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        pickle.dump(rows, fh)
+    return rows
+
+
+def one_hot(ptype: str) -> np.ndarray:
+    out = np.zeros(len(PAGE_TYPES), np.float32)
+    out[PAGE_TYPES.index(ptype)] = 1.0
+    return out
+
+
+def design(rows, proba):
+    xs, ys, ws, gs, page_of = [], [], [], [], []
+    for i, r in enumerate(rows):
+        if len(r["lines"]) == 0:
+            continue
+        xs.append(with_page_type(r["x"], proba[i]))
+        ys.append(r["y"])
+        ws.append(r["words"])
+        gs.extend([r["group"]] * len(r["lines"]))
+        page_of.extend([i] * len(r["lines"]))
+    return np.vstack(xs), np.concatenate(ys), np.concatenate(ws), np.array(gs), np.array(page_of)
+
+
+def fit(x, y, w):
+    import lightgbm as lgb
+
+    model = lgb.LGBMClassifier(**LGB_PARAMS)
+    model.fit(x, y, sample_weight=np.sqrt(w) + 0.1)
+    return model
+
+
+def oof_probs(x, y, w, groups, folds=FOLDS):
+    from sklearn.model_selection import GroupKFold
+
+    out = np.zeros(len(y))
+    for tr, te in GroupKFold(n_splits=folds).split(x, y, groups):
+        out[te] = fit(x[tr], y[tr], w[tr]).predict_proba(x[te])[:, 1]
+    return out
+
+
+#: Assembly variants of the ablation: (label, forced assembly type or None, TypedParams overrides).
+ABLATION = [
+    ("cepr-typed (all steps)", None, {}),
+    ("- assembly by type (threshold on every page)", "service", {}),
+    ("- type (article assembly on every page)", "article", {}),
+    ("- region growth (CEPR-Article's subtree only)", None, {"region_threshold": 1.0}),
+    ("- classifier's additions in the region", None, {"article_threshold": 1.0}),
+    ("- classifier's drops in the region", None, {"article_floor": 0.0}),
+]
+
+
+def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, quiet=False):
+    """Per-type WCXB word F1 and AEB F1 of the assembled texts (and CEPR-Article's)."""
+    params = params or typed.TypedParams()
+    per_type = defaultdict(list)
+    base = defaultdict(list)
+    aeb, aeb_base = [], []
+    starts = np.searchsorted(page_of, np.arange(len(rows)))
+    ends = np.searchsorted(page_of, np.arange(len(rows)), side="right")
+    for i, r in enumerate(rows):
+        p = block_p[starts[i]:ends[i]]
+        if len(r["lines"]):
+            ptype = PAGE_TYPES[int(np.argmax(proba[i]))]
+            if ptype == "article" and proba[i][0] < params.article_confidence:
+                ptype = "other"
+            keep = typed.assemble(p, r["x"], assembly or ptype, r["anc"], params)
+            text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
+        else:
+            text = ""
+        if r["corpus"] == "wcxb":
+            per_type[r["type"]].append(word_f1(text, r["gold"])[2])
+            base[r["type"]].append(word_f1(r["article"], r["gold"])[2])
+        else:
+            aeb.append(benchmark_counts(text, r["gold"]))
+            aeb_base.append(benchmark_counts(r["article"], r["gold"]))
+    allp = [v for t in per_type for v in per_type[t]]
+    allb = [v for t in base for v in base[t]]
+    row = {"all": float(np.mean(allp)), **{t: float(np.mean(per_type[t])) for t in PAGE_TYPES},
+           "aeb": benchmark_summary(aeb)["f1"]}
+    if not quiet:
+        print(f"| {label} | " + " | ".join(f"{row[k]:.3f}" for k in ("all", *PAGE_TYPES)) + f" | {row['aeb']:.4f} |")
+        print(f"| cepr-article | {np.mean(allb):.3f} | " + " | ".join(f"{np.mean(base[t]):.3f}" for t in PAGE_TYPES)
+              + f" | {benchmark_summary(aeb_base)['f1']:.4f} |")
+    return row
+
+
+def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir) -> list[np.ndarray]:
+    """Out-of-fold page-type probabilities of the page-type classifier
+    (``benchmarks/train_pagetype.py``'s features and LightGBM parameters), with the same
+    domain groups as the block classifier."""
+    import train_pagetype as tp
+
+    X, meta = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir))
+    if [m["id"] for m in meta] != [r["id"] for r in rows]:
+        raise SystemExit("page-type rows and block rows are not the same pages")
+    y = np.array([PAGE_TYPES.index(r["type"]) for r in rows])
+    proba = tp.cross_validate(X, y, [r["group"] for r in rows])
+    pred = proba.argmax(axis=1)
+    wc = np.array([r["corpus"] == "wcxb" for r in rows])
+    print(f"page type (out of fold): WCXB accuracy {np.mean(pred[wc] == y[wc]):.3f}, "
+          f"AEB pages read as article {np.mean(pred[~wc] == 0):.3f}")
+    return [row.astype(np.float32) for row in proba]
+
+
+def speed(wcxb_dir: str, aeb_dir: str, wcxb_step: int = 3) -> None:
+    """Per page, back to back, parse first (after ``gc.collect()``): ``lxml.html.fromstring``,
+    then ``extract(html, method=m)``, for cepr-article and cepr-typed; prints the median ms
+    and the median of the per-page ratios to the parse (all AEB pages, every
+    *wcxb_step*-th WCXB page)."""
+    import gc
+    import statistics
+
+    import lxml.html
+
+    from scrapy_cepr import extract
+    from scrapy_cepr.core.page import decode_html
+
+    methods = ["cepr-article", "cepr-typed"]
+    for name, samples in (("AEB", list(load_corpus(aeb_dir))), ("WCXB dev", list(load_wcxb(wcxb_dir))[::wcxb_step])):
+        pages = [s.html if isinstance(s.html, str) else decode_html(s.html) for s in samples]
+        for html in pages[:5]:
+            for m in methods:
+                extract(html, method=m)
+        ratio = {m: [] for m in methods}
+        ms = {m: [] for m in ["parse", *methods]}
+        for html in pages:
+            for m in methods:
+                gc.collect()
+                t0 = time.perf_counter()
+                lxml.html.fromstring(html)
+                t1 = time.perf_counter()
+                extract(html, method=m)
+                t2 = time.perf_counter()
+                ratio[m].append((t2 - t1) / (t1 - t0))
+                ms[m].append((t2 - t1) * 1e3)
+                ms["parse"].append((t1 - t0) * 1e3)
+        print(f"{name} ({len(pages)} pages): median ms " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in ms.items())
+              + "; × parse (median per page) " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in ratio.items()))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cache", default="/work/tmp/q-blocks/cache.pkl")
+    ap.add_argument("--wcxb", default=os.environ.get("CEPR_WCXB_DIR", "/work/shared/data/wcxb-dev"))
+    ap.add_argument("--aeb", default=os.environ.get("CEPR_BENCHMARK_DIR", "/work/shared/data/article-extraction-benchmark"))
+    ap.add_argument("--types", choices=["gold", "cv"], default="cv",
+                    help="page-type columns: gold types, or out-of-fold predictions (default; also used to train "
+                         "the exported model)")
+    ap.add_argument("--no-export", action="store_true")
+    ap.add_argument("--ablation", action="store_true", help="also print the assembly ablation")
+    ap.add_argument("--speed", action="store_true", help="only time cepr-article and cepr-typed against the parse")
+    args = ap.parse_args(argv)
+    if args.speed:
+        speed(args.wcxb, args.aeb)
+        return 0
+    rows = build_cache(args.wcxb, args.aeb, Path(args.cache))
+    if args.types == "gold":
+        proba = [one_hot(r["type"]) for r in rows]
+    else:
+        proba = page_type_oof(rows, args.wcxb, args.aeb, Path(args.cache).parent)
+    x, y, w, groups, page_of = design(rows, proba)
+    print(f"{len(rows)} pages, {len(y)} blocks, {y.mean():.3f} content", file=sys.stderr)
+    p = oof_probs(x, y, w, groups)
+    np.savez(Path(args.cache).with_name(f"oof-{args.types}.npz"), p=p, page_of=page_of, proba=np.array(proba))
+    print(f"\nOut-of-fold word F1 on WCXB dev (macro per page type) and AEB shingle F1, page types: {args.types}")
+    print("| variant | all | " + " | ".join(PAGE_TYPES) + " | AEB F1 |")
+    print("|---" * (len(PAGE_TYPES) + 3) + "|")
+    score(rows, proba, p, page_of, "cepr-typed")
+    if args.ablation:
+        print("\nAssembly ablation (same out-of-fold block probabilities)")
+        for label, assembly, over in ABLATION:
+            row = score(rows, proba, p, page_of, assembly=assembly, params=typed.TypedParams(**over), quiet=True)
+            print(f"| {label} | " + " | ".join(f"{row[k]:.3f}" for k in ("all", *PAGE_TYPES)) + f" | {row['aeb']:.4f} |")
+    if not args.no_export:
+        model = fit(x, y, w)
+        spec = lightgbm_to_spec(model.booster_, feature_names=list(typed.MODEL_FEATURES))
+        write_spec(spec, str(MODEL))
+        print(f"wrote {MODEL.relative_to(ROOT)} ({MODEL.stat().st_size / 1024:.0f} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,311 @@
+"""Display blocks of a page and their features, for the learned block classifier of
+CEPR-Typed (:mod:`scrapy_cepr.methods.typed`).
+
+A *block* is a display block (a line) of the page model: the text nodes that share an id
+in :attr:`Page.blocks <scrapy_cepr.core.page.Page>`, which the page model's walk already
+computed. Nothing is walked again: every feature is a numpy reduction over the per-node
+arrays the page, CEPR-SETPR and CEPR-Article have (``np.add.reduceat`` over the block
+starts), and over the page's tag paths (a few hundred at most).
+
+Features per block (:data:`FEATURES`, one float32 column each):
+
+* CEPR (Wu et al., CIKM 2013, Eqs. 2–6): ETPR H and SETPR's smoothed H' of the block's
+  text nodes (mean and max on a log scale, and relative to the threshold τ on a log scale,
+  as CEPR-Article's body evidence reads them);
+* the block's tag path (its longest text node's): the number of text nodes on that path
+  and the share of the page's characters on it (CEPR's premise: paragraphs of one story
+  share a path), its depth, its innermost heading level, and whether it passes through
+  an element whose HTML semantics is navigation, tangential content, header/footer, form,
+  list item, table cell, preformatted text, figure, or link;
+* text: characters, words, text nodes, punctuation share, link density (NCE, CEDST's
+  hyperlink evidence), a CETR-like tag ratio (characters per text node; Weninger et al.
+  2010), whether the line ends a sentence, whether its text repeats elsewhere;
+* position: relative position in the page (characters before it), signed distance to the
+  headline in blocks and characters;
+* CEPR-Article (:mod:`scrapy_cepr.methods.article`): whether the block is kept by it,
+  and whether it lies between its first and last kept node;
+* neighbours: the values of a few of the above for the previous and next blocks and
+  over a window of ±3 blocks;
+* the page: characters, blocks, τ, CEPR-Article's kept share.
+
+The page's type probabilities are appended by the caller (:func:`with_page_type`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
+
+from .page import Page
+
+__all__ = ["FEATURES", "PAGE_TYPES", "BlockFeatures", "block_features", "block_ranges", "with_page_type"]
+
+logger = logging.getLogger(__name__)
+
+#: WCXB's 7 page types, the order of the page-type columns.
+PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
+
+# Ancestor elements by their HTML semantics (one flag each).
+_CONTEXT = (
+    ("in_nav", frozenset(["nav", "menu"])),
+    ("in_aside", frozenset(["aside"])),
+    ("in_header", frozenset(["header"])),
+    ("in_footer", frozenset(["footer"])),
+    ("in_form", frozenset(["form", "button", "select", "option", "label", "input", "textarea"])),
+    ("in_li", frozenset(["li", "dd", "dt"])),
+    ("in_table", frozenset(["table", "td", "th"])),
+    ("in_pre", frozenset(["pre", "code"])),
+    ("in_figure", frozenset(["figure", "figcaption"])),
+    ("in_article", frozenset(["article", "main"])),
+    ("in_p", frozenset(["p", "blockquote"])),
+)
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_SENTENCE_END = frozenset(".!?…。！？:;")
+_CLOSERS = "\"'”’»)] "
+
+_OWN = [
+    "log_chars", "log_words", "log_nodes", "punct_share", "link_density", "tag_ratio",
+    "log_h_mean", "log_h_max", "log_hs_mean", "log_hs_max", "hs_rel_mean", "hs_rel_max",
+    "log_path_nodes", "path_char_share", "depth", "heading",
+    *[name for name, _ in _CONTEXT], "in_link_path",
+    "ends_sentence", "repeated", "position", "head_dist_blocks", "head_dist_chars", "after_head",
+    "article_keep", "article_span", "region_level", "region_level_share", "in_records",
+]
+_NEIGHBOUR = ["log_chars", "link_density", "hs_rel_max", "article_keep", "path_char_share", "heading", "region_level", "in_records"]
+_PAGE = ["page_log_chars", "page_log_blocks", "page_log_tau", "page_article_share"]
+
+#: Names of the feature columns of :func:`block_features`, in order.
+FEATURES: tuple[str, ...] = (
+    *_OWN,
+    *[f"prev_{n}" for n in _NEIGHBOUR],
+    *[f"next_{n}" for n in _NEIGHBOUR],
+    *[f"win_{n}" for n in _NEIGHBOUR],
+    *_PAGE,
+)
+
+
+@dataclass(frozen=True)
+class BlockFeatures:
+    """The blocks of a page: ``starts``/``ends`` int64 ``(B,)`` (text node ranges
+    ``[starts[b], ends[b])``), ``x`` float32 ``(B, len(FEATURES))``, ``chars`` float64
+    ``(B,)``."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    x: np.ndarray
+    chars: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.starts.size)
+
+
+def block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, ends)``, int64 ``(B,)``: the text-node ranges of the runs of equal
+    display-block ids.
+
+    >>> [a.tolist() for a in block_ranges(np.array([1, 1, 2, 4, 4, 4]))]
+    [[0, 2, 3], [2, 3, 6]]
+    """
+    n = blocks.size
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], blocks[1:] != blocks[:-1])))
+    return starts, np.append(starts[1:], n)
+
+
+def _path_tables(page: Page) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per tag path: depth, innermost heading level (h1–h6), context flags ``(P, C)`` and
+    the link flag, following ``path_parents`` (a parent precedes its children)."""
+    names = page.path_names
+    parents = page.path_parents
+    n = len(names)
+    depth = np.fromiter(map(len, page.path_codes), np.float64, n)
+    heading = np.zeros(n, np.float64)
+    flags = np.zeros((n, len(_CONTEXT) + 1), bool)
+    sets = [tags for _, tags in _CONTEXT] + [frozenset(["a"])]
+    for p in range(n):
+        parent = parents[p]
+        name = names[p]
+        if parent >= 0:
+            heading[p] = _HEADINGS.get(name, heading[parent])
+            row = flags[parent].copy()
+        else:
+            row = np.zeros(len(sets), bool)
+        for k, tags in enumerate(sets):
+            if name in tags:
+                row[k] = True
+        flags[p] = row
+    return depth, heading, flags[:, :-1], flags[:, -1]
+
+
+def _shift(values: np.ndarray, by: int) -> np.ndarray:
+    out = np.zeros_like(values)
+    if by > 0:
+        out[by:] = values[:-by]
+    else:
+        out[:by] = values[-by:]
+    return out
+
+
+def _window_mean(values: np.ndarray, radius: int) -> np.ndarray:
+    n = values.shape[0]
+    csum = np.concatenate((np.zeros((1,) + values.shape[1:]), np.cumsum(values, axis=0)))
+    idx = np.arange(n)
+    lo = np.maximum(idx - radius, 0)
+    hi = np.minimum(idx + radius + 1, n)
+    return (csum[hi] - csum[lo]) / (hi - lo)[:, None]
+
+
+def block_features(
+    page: Page,
+    h: np.ndarray,
+    h_smoothed: np.ndarray,
+    tau: float,
+    article_keep: np.ndarray,
+    headline: int | None,
+    repeated: np.ndarray | None = None,
+    regions: np.ndarray | None = None,
+    records: np.ndarray | None = None,
+) -> BlockFeatures:
+    """The blocks of *page* and their features (module docstring; no page type yet).
+
+    :param h, h_smoothed: float ``(N,)``, CEPR-SETPR's H (ETPR) and H' per text node.
+    :param tau: SETPR's threshold τ.
+    :param article_keep: bool ``(N,)``, CEPR-Article's keep mask.
+    :param headline: the headline's text node (or None).
+    :param repeated: bool ``(N,)``, text nodes of a line that repeats on the page, or None.
+    :param regions: int ``(A, 2)``, CEPR-Article's region and its ancestors as block
+        ranges (:func:`ancestor_ranges`), or None.
+    :param records: bool ``(N,)``, text nodes inside repeated sibling records
+        (:func:`scrapy_cepr.methods.article.record_lists`), or None.
+    :returns: :class:`BlockFeatures` with ``B`` rows (``B = 0`` for a page without text).
+    """
+    starts, ends = block_ranges(page.blocks)
+    b = starts.size
+    if b == 0:
+        return BlockFeatures(starts, ends, np.zeros((0, len(FEATURES)), np.float32), np.zeros(0))
+    texts = page.texts
+    chars = page.char_counts.astype(np.float64)
+    punct = page.punct_counts.astype(np.float64)
+    in_link = page.in_link
+    words = np.fromiter(map(str.count, texts, repeat(" ")), np.float64, len(texts)) + 1.0
+    pid = page.path_ids
+    n_paths = len(page.path_names)
+    depth, heading, context, link_path = _path_tables(page)
+
+    bchars = np.add.reduceat(chars, starts)
+    safe = np.maximum(bchars, 1.0)
+    bwords = np.add.reduceat(words, starts)
+    nodes = (ends - starts).astype(np.float64)
+    log_h = np.log1p(np.maximum(h, 0.0))
+    log_hs = np.log1p(np.maximum(h_smoothed, 0.0))
+    log_tau = np.log1p(max(tau, 0.0))
+    rel = log_hs / log_tau if log_tau > 0 else np.where(log_hs > 0, 2.0, 1.0)
+    # The block's own path: its longest text node's (the first of equal ones).
+    block_of = np.repeat(np.arange(b), ends - starts)
+    longest = np.maximum.reduceat(chars, starts)
+    is_longest = chars == longest[block_of]
+    first_longest = np.flatnonzero(is_longest)
+    pick = first_longest[np.unique(block_of[first_longest], return_index=True)[1]]
+    main_path = pid[pick]
+    path_nodes = np.bincount(pid, minlength=n_paths).astype(np.float64)
+    path_chars = np.bincount(pid, weights=chars, minlength=n_paths)
+    total = float(chars.sum()) or 1.0
+
+    last_texts = [texts[i].rstrip(_CLOSERS)[-1:] for i in (ends - 1).tolist()]
+    ends_sentence = np.fromiter((c in _SENTENCE_END for c in last_texts), np.float64, b)
+    before = np.concatenate(([0.0], np.cumsum(bchars)[:-1]))
+    if headline is not None and 0 <= headline < len(texts):
+        hb = int(block_of[headline])
+        head_blocks = (np.arange(b) - hb) / max(b, 1)
+        head_chars = (before - before[hb]) / total
+        after_head = (np.arange(b) > hb).astype(np.float64)
+    else:
+        head_blocks = np.zeros(b)
+        head_chars = np.zeros(b)
+        after_head = np.full(b, -1.0)
+    kept = np.flatnonzero(article_keep)
+    akeep = np.add.reduceat(chars * article_keep, starts) / safe
+    span = np.zeros(b)
+    if kept.size:
+        span[int(block_of[kept[0]]) : int(block_of[kept[-1]]) + 1] = 1.0
+    if regions is not None and len(regions):
+        # How many ancestors up from CEPR-Article's region the block's nearest enclosing
+        # subtree is (0: inside the region), and that share of the chain.
+        marks = np.zeros(b + 1)
+        np.add.at(marks, regions[:, 0], 1.0)
+        np.add.at(marks, regions[:, 1], -1.0)
+        level = len(regions) - np.cumsum(marks)[:b]
+        level_share = level / len(regions)
+    else:
+        level = np.full(b, 30.0)
+        level_share = np.ones(b)
+    rep = np.add.reduceat(repeated.astype(np.float64), starts) > 0 if repeated is not None else np.zeros(b)
+
+    own = np.column_stack(
+        [
+            np.log1p(bchars), np.log1p(bwords), np.log1p(nodes),
+            np.add.reduceat(punct, starts) / safe,
+            np.add.reduceat(chars * in_link, starts) / safe,
+            bchars / nodes,
+            np.add.reduceat(log_h * chars, starts) / safe, np.maximum.reduceat(log_h, starts),
+            np.add.reduceat(log_hs * chars, starts) / safe, np.maximum.reduceat(log_hs, starts),
+            np.add.reduceat(rel * chars, starts) / safe, np.maximum.reduceat(rel, starts),
+            np.log1p(path_nodes[main_path]), path_chars[main_path] / total,
+            depth[main_path], heading[main_path],
+            context[main_path].astype(np.float64), link_path[main_path].astype(np.float64),
+            ends_sentence, rep.astype(np.float64), before / total,
+            head_blocks, head_chars, after_head,
+            akeep, span, level, level_share,
+            np.add.reduceat(chars * records, starts) / safe if records is not None else np.zeros(b),
+        ]
+    )
+    col = {name: k for k, name in enumerate(_OWN)}
+    neigh = own[:, [col[n] for n in _NEIGHBOUR]]
+    page_cols = np.tile(
+        [np.log1p(total), np.log1p(b), log_tau, float(chars[article_keep].sum()) / total], (b, 1)
+    )
+    x = np.hstack([own, _shift(neigh, 1), _shift(neigh, -1), _window_mean(neigh, 3), page_cols])
+    return BlockFeatures(starts, ends, x.astype(np.float32), bchars)
+
+
+def with_page_type(x: np.ndarray, proba: np.ndarray) -> np.ndarray:
+    """*x* ``(B, F)`` with the page's type probabilities *proba* ``(7,)`` (order
+    :data:`PAGE_TYPES`) appended to every row: float32 ``(B, F + 7)``."""
+    proba = np.asarray(proba, dtype=np.float32).reshape(1, -1)
+    return np.hstack([x, np.repeat(proba, x.shape[0], axis=0)]).astype(np.float32)
+
+
+def ancestor_ranges(table, node_mask: np.ndarray, block_of: np.ndarray) -> np.ndarray:
+    """The region's subtree and its ancestors, as block ranges: int64 ``(A, 2)``, rows
+    ``[first block, end block)`` from the lowest element holding every text node flagged
+    in *node_mask* (bool ``(N,)``) up to the root, smallest first; ``(0, 2)`` when no
+    node is flagged.
+
+    :param table: the page's :class:`~scrapy_cepr.core.region.DomTable`.
+    :param block_of: int ``(N,)``, the block index of each text node.
+    """
+    idx = np.flatnonzero(node_mask)
+    if idx.size == 0 or len(table) == 0:
+        return np.zeros((0, 2), np.int64)
+    owners = table.owner[idx]
+    lo, hi = int(owners.min()), int(owners.max())
+    parent, end = table.parent, table.end
+    a = int(table.owner[idx[0]])
+    while a > 0 and not (a <= lo and end[a] > hi):
+        a = int(parent[a])
+    chain = []
+    while a >= 0:
+        chain.append(a)
+        a = int(parent[a])
+    chain_arr = np.array(chain, dtype=np.int64)
+    own = table.owner
+    inside = (own[:, None] >= chain_arr[None, :]) & (own[:, None] < end[chain_arr][None, :])
+    has = inside.any(axis=0)
+    first = np.argmax(inside, axis=0)
+    last = own.size - 1 - np.argmax(inside[::-1], axis=0)
+    out = np.column_stack([block_of[first], block_of[last] + 1])[has]
+    return out.astype(np.int64)

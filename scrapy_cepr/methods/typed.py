@@ -1,0 +1,227 @@
+"""CEPR-Typed: CEPR-Article's region, a learned classifier over the page's display
+blocks, and an assembly that depends on the page type.
+
+Steps (each reads arrays the earlier ones built; the page is walked once, by the page
+model):
+
+1. **CEPR-Article** (:mod:`.article`) runs once: SETPR's H' and τ (Wu et al., CIKM 2013,
+   Eqs. 2–6; ``CEPR_ALPHA``, ``CEPR_LAMBDA`` and ``CEPR_RADIUS`` act on them as on
+   SETPR), its body evidence, its region below the headline and its keep mask.
+2. **Page type** (:func:`scrapy_cepr.core.pagetype.page_type_proba`): the probabilities
+   of WCXB's 7 types (article, forum, product, collection, listing, documentation,
+   service), or one type forced by ``page_type``.
+3. **Block features** (:mod:`scrapy_cepr.core.blocks`): per display block, CEPR's H and H'
+   (log scale, relative to τ), its tag path's statistics, text and link statistics, the
+   HTML semantics of its ancestors, its position relative to the headline, whether
+   CEPR-Article keeps it, how many ancestors up from CEPR-Article's region it lies,
+   whether it lies in repeated sibling records (NCE's comment assumption, read on the
+   DOM), its neighbours' values, and the page type probabilities.
+4. **Block classifier**: a small gradient-boosted tree ensemble
+   (``scrapy_cepr/models/blocks.json``, evaluated with numpy by
+   :mod:`scrapy_cepr.core.trees`) gives each block its probability of being main content.
+   It is trained by ``benchmarks/train_blocks.py`` on WCXB's dev pages and the
+   article-extraction benchmark's pages, with folds grouped by domain.
+5. **Assembly by page type**:
+
+   * *article* (the most probable type, with probability ≥ ``article_confidence``): one
+     story. Among CEPR-Article's region and its ancestors (Wang et al.
+     2009's body subtree, grown), the subtree maximising ``Σ (p_b − region_threshold)·√words_b``
+     over its blocks is chosen: a larger ancestor wins only when the blocks it adds are
+     mostly content (the parts of a story cut into sections, or split by an ad). Inside
+     it, blocks with ``p ≥ article_threshold`` are kept, and the blocks CEPR-Article kept
+     unless ``p < article_floor`` (an image credit, a gallery's "Close"). Teasers,
+     comments and sidebars outside the chosen subtree are never kept. A page where
+     CEPR-Article keeps nothing is assembled as the other types;
+   * *forum, product, collection, listing, documentation, service*: every block with
+     ``p ≥ threshold`` (posts, cards, specification tables, all sections of a document;
+     the classifier has learned navigation, filters, tables of contents and sidebars
+     from those pages).
+
+No rule is keyed to a site, a language or class/id names. Measurements are in
+``docs/methods.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from ..core.blocks import (
+    FEATURES,
+    PAGE_TYPES,
+    BlockFeatures,
+    ancestor_ranges,
+    block_features,
+    block_ranges,
+    with_page_type,
+)
+from ..core.page import Page
+from ..core.params import check_real
+from ..core.region import DomTable
+from ..core.result import Extraction, text_node_extraction
+from ..core.trees import TreeEnsemble, load_trees
+from .article import ArticleParams, record_lists, repeated_lines
+from .article import run as article_run
+
+__all__ = ["MODEL_FILE", "TypedParams", "analyse", "assemble", "load_model", "run"]
+
+logger = logging.getLogger(__name__)
+
+#: The block classifier's file in ``scrapy_cepr/models``.
+MODEL_FILE = "blocks.json"
+#: Names of the classifier's input columns: :data:`~scrapy_cepr.core.blocks.FEATURES`, then
+#: the page type probabilities.
+MODEL_FEATURES: tuple[str, ...] = (*FEATURES, *(f"type_{t}" for t in PAGE_TYPES))
+
+
+@dataclass(frozen=True)
+class TypedParams:
+    """Validated CEPR-Typed parameters.
+
+    SETPR's parameters, with the same names and meaning (Wu et al. 2013, Sec. 5.2), passed
+    to CEPR-Article (step 1):
+
+    :param alpha: α ≥ 0 of ``τ = α·σ(H')``; None means SETPR's paper value 0.8.
+    :param lambda_: λ ≥ 0 of the smoothing weight ``1/dist^λ``.
+    :param radius: smoothing window radius r ≥ 0.
+    :param edges: ``"keep"`` or ``"pad"``.
+
+    Assembly (step 5), probabilities in [0, 1]:
+
+    :param threshold: blocks kept on non-article pages have ``p ≥ threshold``.
+    :param region_threshold: the article subtree maximises ``Σ (p − region_threshold)·√words``.
+    :param article_threshold: blocks kept inside the article subtree have ``p ≥`` this …
+    :param article_floor: … or are kept by CEPR-Article with ``p ≥ article_floor``.
+    :param article_confidence: the article assembly is used when the page-type
+        probability of ``article`` is at least this (and it is the most probable type).
+    :param page_type: None (the page-type classifier decides) or one of the 7 types,
+        forced.
+    :raises ValueError: naming the parameter and its allowed range.
+    """
+
+    alpha: float | None = None
+    lambda_: float = 1.0
+    radius: int = 1
+    edges: str = "keep"
+    threshold: float = 0.4
+    region_threshold: float = 0.6
+    article_threshold: float = 0.6
+    article_floor: float = 0.1
+    article_confidence: float = 0.5
+    page_type: str | None = None
+
+    def __post_init__(self) -> None:
+        art = ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
+        for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
+            object.__setattr__(self, name, getattr(art, name))
+        for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence"):
+            object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
+        if self.page_type is not None and self.page_type not in PAGE_TYPES:
+            raise ValueError(f"page_type must be None or one of {', '.join(PAGE_TYPES)}; got {self.page_type!r}")
+
+    def article_params(self) -> ArticleParams:
+        """CEPR-Article's parameters with this method's SETPR parameters."""
+        return ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
+
+
+@lru_cache(maxsize=1)
+def load_model() -> TreeEnsemble:
+    """The packaged block classifier (``scrapy_cepr/models/blocks.json``), loaded once.
+
+    :raises ValueError: the file is not a model over :data:`MODEL_FEATURES`.
+    """
+    text = resources.files("scrapy_cepr").joinpath("models", MODEL_FILE).read_text(encoding="utf-8")
+    model = load_trees(json.loads(text))
+    if tuple(model.feature_names or ()) != MODEL_FEATURES or model.objective != "binary":
+        raise ValueError(f"{MODEL_FILE}: the model's features do not match this version's")
+    return model
+
+
+def warm_up() -> None:
+    """Load the block classifier and the page-type model (no page is processed)."""
+    load_model()
+    from ..core import pagetype
+
+    if hasattr(pagetype, "load_model"):
+        pagetype.load_model()
+
+
+def analyse(page: Page, article_params: ArticleParams) -> tuple[Extraction, BlockFeatures | None, np.ndarray | None]:
+    """Steps 1 and 3: CEPR-Article's extraction of *page*, the features of its blocks
+    (without the page type) and CEPR-Article's region with its ancestors as block ranges
+    (:func:`~scrapy_cepr.core.blocks.ancestor_ranges`); ``(extraction, None, None)`` for a
+    page without text."""
+    art = article_run(page, article_params)
+    nodes = art.nodes
+    if nodes is None or len(page) == 0:
+        return art, None, None
+    starts, ends = block_ranges(page.blocks)
+    rep = np.repeat(repeated_lines(page.texts, page.char_counts, starts, ends), ends - starts)
+    table = DomTable(page)
+    block_of = np.repeat(np.arange(starts.size), ends - starts)
+    regions = ancestor_ranges(table, nodes.keep, block_of)
+    records = table.covered(record_lists(table))[table.owner] if len(table) else None
+    feats = block_features(page, nodes.h, nodes.h_smoothed, art.tau or 0.0, nodes.keep, nodes.title_index, rep,
+                           regions, records)
+    return art, feats, regions
+
+
+def assemble(p: np.ndarray, x: np.ndarray, page_type: str, regions: np.ndarray | None,
+             params: TypedParams = TypedParams()) -> np.ndarray:
+    """Step 5: the blocks kept, bool ``(B,)``, from their content probabilities *p*
+    ``(B,)``, their features *x* ``(B, F)`` (CEPR-Article's keep share and the words are
+    read from it), the page type and CEPR-Article's region chain *regions* ``(A, 2)``."""
+    col = FEATURES.index
+    article_kept = x[:, col("article_keep")] > 0.5
+    if page_type != "article" or regions is None or len(regions) == 0 or not (article_kept & (p >= params.article_floor)).any():
+        return p >= params.threshold
+    weight = np.sqrt(np.expm1(x[:, col("log_words")].astype(np.float64)))
+    gain = np.concatenate(([0.0], np.cumsum((p - params.region_threshold) * weight)))
+    lo, hi = regions[int(np.argmax(gain[regions[:, 1]] - gain[regions[:, 0]]))]
+    keep = np.zeros(p.size, dtype=bool)
+    keep[lo:hi] = True
+    return keep & ((p >= params.article_threshold) | (article_kept & (p >= params.article_floor)))
+
+
+def _page_type_proba(page: Page, forced: str | None) -> np.ndarray:
+    if forced is not None:
+        return np.array([t == forced for t in PAGE_TYPES], dtype=np.float64)
+    from ..core.pagetype import page_type_proba
+
+    proba = page_type_proba(page)
+    if not proba:
+        return np.array([t == "article" for t in PAGE_TYPES], dtype=np.float64)
+    return np.array([proba.get(t, 0.0) for t in PAGE_TYPES], dtype=np.float64)
+
+
+def run(page: Page, params: TypedParams) -> Extraction:
+    """Extract the title and main content of *page* (module docstring, steps 1–5).
+
+    :returns: an :class:`Extraction` whose ``nodes`` view has SETPR's H and H' per text
+        node and the final keep mask; ``tau`` is SETPR's τ; ``params`` holds the
+        parameters used and the page type the assembly used (``page_type``). A page
+        without text nodes gives an empty body.
+    """
+    used = {f.name: getattr(params, f.name) for f in fields(params)}
+    art, feats, regions = analyse(page, params.article_params())
+    used["alpha"] = art.params.get("alpha", params.alpha)
+    if feats is None or len(feats) == 0:
+        used["page_type"] = params.page_type
+        return Extraction(title=art.title, body="", method="cepr-typed", params=used, url=page.url)
+    proba = _page_type_proba(page, params.page_type)
+    ptype = PAGE_TYPES[int(np.argmax(proba))]
+    used["page_type"] = ptype
+    p = load_model().predict(with_page_type(feats.x, proba))
+    assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
+    keep_blocks = assemble(p, feats.x, assembly, regions, params)
+    keep = np.repeat(keep_blocks, feats.ends - feats.starts)
+    nodes = art.nodes
+    return text_node_extraction(
+        page, method="cepr-typed", params=used, title=(art.title, nodes.title_index), h=nodes.h,
+        h_smoothed=nodes.h_smoothed, keep=keep, tau=art.tau, punc_num=page.punct_counts,
+    )

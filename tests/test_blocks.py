@@ -1,0 +1,100 @@
+"""Display blocks and their features (scrapy_cepr.core.blocks) on small pages whose
+answers are known."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scrapy_cepr.core.blocks import (
+    FEATURES,
+    PAGE_TYPES,
+    ancestor_ranges,
+    block_features,
+    block_ranges,
+    with_page_type,
+)
+from scrapy_cepr.core.page import Page
+from scrapy_cepr.core.region import DomTable
+from scrapy_cepr.methods.cepr import CEPRParams, histogram
+
+HTML = """<html><body>
+<nav><a href="/">Home</a> <a href="/news">News</a></nav>
+<div id="story"><h1>Storm hits the coast</h1>
+<div><p>The storm reached the coast on Monday night, and the wind tore roofs off, witnesses said.</p>
+<p>Power was cut in three towns, and crews worked all night to restore it.</p></div>
+<aside><p>Other stories</p></aside></div>
+<footer><p>Contact us</p></footer>
+</body></html>"""
+
+
+def _features(html=HTML, keep=None):
+    page = Page.from_html(html)
+    h, hs = histogram(page, "setpr", CEPRParams())
+    keep = np.zeros(len(page), bool) if keep is None else keep
+    return page, block_features(page, h, hs, 1.0, keep, None)
+
+
+def test_block_ranges():
+    starts, ends = block_ranges(np.array([1, 1, 2, 4, 4, 4]))
+    assert starts.tolist() == [0, 2, 3] and ends.tolist() == [2, 3, 6]
+    starts, ends = block_ranges(np.zeros(0, np.int64))
+    assert starts.size == 0 and ends.size == 0
+
+
+def test_one_row_per_display_block():
+    page, feats = _features()
+    lines = [" ".join(page.texts[a:b]) for a, b in zip(feats.starts.tolist(), feats.ends.tolist())]
+    assert lines == ["Home News", "Storm hits the coast",
+                     "The storm reached the coast on Monday night, and the wind tore roofs off, witnesses said.",
+                     "Power was cut in three towns, and crews worked all night to restore it.",
+                     "Other stories", "Contact us"]
+    assert feats.x.shape == (6, len(FEATURES)) and feats.x.dtype == np.float32
+    assert np.isfinite(feats.x).all()
+
+
+def test_feature_values():
+    _, feats = _features()
+    col = {name: feats.x[:, k] for k, name in enumerate(FEATURES)}
+    assert col["link_density"].tolist()[:2] == [1.0, 0.0]
+    assert col["in_nav"].tolist() == [1, 0, 0, 0, 0, 0]
+    assert col["in_aside"].tolist() == [0, 0, 0, 0, 1, 0]
+    assert col["in_footer"].tolist() == [0, 0, 0, 0, 0, 1]
+    assert col["heading"].tolist() == [0, 1, 0, 0, 0, 0]
+    assert col["in_p"].tolist() == [0, 0, 1, 1, 1, 1]
+    assert col["ends_sentence"].tolist() == [0, 0, 1, 1, 0, 0]
+    # The two paragraphs share a tag path: 2 nodes on it.
+    assert np.expm1(col["log_path_nodes"][2]) == np.float32(2.0)
+    assert col["position"][0] == 0.0 and np.all(np.diff(col["position"]) > 0)
+    # Neighbours: the previous block's characters.
+    assert col["prev_log_chars"][3] == col["log_chars"][2]
+    assert col["next_log_chars"][-1] == 0.0
+
+
+def test_region_chain():
+    page = Page.from_html(HTML)
+    keep = np.array(["storm reached" in t or "Power was cut" in t for t in page.texts])
+    table = DomTable(page)
+    starts, ends = block_ranges(page.blocks)
+    block_of = np.repeat(np.arange(starts.size), ends - starts)
+    chain = ancestor_ranges(table, keep, block_of)
+    # The <div> holding the two paragraphs, then div#story, body, html.
+    assert chain.tolist()[:3] == [[2, 4], [1, 5], [0, 6]]
+    assert ancestor_ranges(table, np.zeros(len(page), bool), block_of).shape == (0, 2)
+    h, hs = histogram(page, "setpr", CEPRParams())
+    feats = block_features(page, h, hs, 1.0, keep, None, regions=chain)
+    level = feats.x[:, FEATURES.index("region_level")]
+    assert level.tolist() == [2, 1, 0, 0, 1, 2]
+    assert feats.x[:, FEATURES.index("article_keep")].tolist() == [0, 0, 1, 1, 0, 0]
+
+
+def test_page_type_columns():
+    _, feats = _features()
+    x = with_page_type(feats.x, np.eye(len(PAGE_TYPES))[2])
+    assert x.shape == (6, len(FEATURES) + 7)
+    assert x[:, len(FEATURES) + 2].tolist() == [1.0] * 6
+
+
+def test_empty_page():
+    page = Page.from_html("<html><body></body></html>")
+    feats = block_features(page, np.zeros(0), np.zeros(0), 0.0, np.zeros(0, bool), None)
+    assert len(feats) == 0 and feats.x.shape == (0, len(FEATURES))

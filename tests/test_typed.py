@@ -1,0 +1,118 @@
+"""CEPR-Typed (scrapy_cepr.methods.typed) on pages written for these tests: each page type's
+assembly keeps its main content and drops its boilerplate, and SETPR's parameters act."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scrapy_cepr import extract
+from scrapy_cepr.core.blocks import FEATURES
+from scrapy_cepr.core.page import Page
+from scrapy_cepr.methods import METHOD_NAMES, get_method
+from scrapy_cepr.methods.typed import MODEL_FEATURES, TypedParams, analyse, load_model
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _html(name: str) -> str:
+    return (FIXTURES / f"typed_{name}.html").read_text(encoding="utf-8")
+
+
+def test_registered():
+    assert "cepr-typed" in METHOD_NAMES
+    method = get_method("cepr-typed")
+    assert {"alpha", "lambda_", "radius", "edges", "page_type"} <= set(method.param_names())
+
+
+def test_model_matches_features():
+    model = load_model()
+    assert tuple(model.feature_names) == MODEL_FEATURES
+    assert model.objective == "binary"
+
+
+def test_article_body_kept_comments_and_sidebar_gone():
+    result = extract(_html("article"), method="cepr-typed", page_type="article")
+    body = result.body
+    for sentence in ("The old harbour bridge reopened", "Crews replaced the damaged beams", "During the works",
+                     "It has been a hard two years", "The council said the final cost", "Traffic lights at both ends"):
+        assert sentence in body
+    for boilerplate in ("commute just got", "ferry was packed", "12 comments", "Most read", "Storm warning",
+                        "All rights reserved", "Sport"):
+        assert boilerplate not in body
+    assert result.title == "Harbour bridge reopens after two years of repairs"
+
+
+def test_forum_posts_kept():
+    body = extract(_html("forum"), method="cepr-typed", page_type="forum").body
+    for post in ("My starter is about ten days old", "That smell is acetone", "A warmer spot also helps",
+                 "Two feedings a day"):
+        assert post in body
+    for boilerplate in ("Similar threads", "Starter not rising", "Terms and rules", "Register"):
+        assert boilerplate not in body
+
+
+def test_listing_cards_kept_navigation_gone():
+    body = extract(_html("listing"), method="cepr-typed", page_type="listing").body
+    for card in ("Ridge Pro GTX", "Moorland Mid", "Fellrunner Trek", "Glen Winter", "Coastal Path", "Peak Alpine"):
+        assert card in body
+    for boilerplate in ("Women", "Sale", "Colour", "Brown", "Returns", "Delivery"):
+        assert boilerplate not in body
+
+
+def test_docs_sections_kept_toc_and_sidebar_gone():
+    body = extract(_html("docs"), method="cepr-typed", page_type="documentation").body
+    for section in ("tidepool reads its settings", "The default file is", "Every key can also be set",
+                    "The log level defaults"):
+        assert section in body
+    for boilerplate in ("On this page", "Installation", "Quickstart\n", "Changelog", "static site generator"):
+        assert boilerplate not in body
+
+
+def test_predicted_page_type_reported():
+    result = extract(_html("article"), method="cepr-typed")
+    assert result.params["page_type"] in ("article", "forum", "product", "collection", "listing",
+                                          "documentation", "service")
+    assert "The old harbour bridge reopened" in result.body
+
+
+def test_deterministic():
+    html = _html("forum")
+    first = extract(html, method="cepr-typed")
+    second = extract(html, method="cepr-typed")
+    assert first.body == second.body
+    assert np.array_equal(first.nodes.keep, second.nodes.keep)
+    assert first.params == second.params
+
+
+def test_setpr_parameters_accepted_and_acting():
+    html = _html("article")
+    base = extract(html, method="cepr-typed", page_type="article")
+    assert base.params["alpha"] == 0.8  # SETPR's paper value
+    other = extract(html, method="cepr-typed", page_type="article", alpha=3.0, lambda_=0.0, radius=2)
+    assert other.params["alpha"] == 3.0 and other.params["radius"] == 2
+    assert other.tau != base.tau
+    assert not np.allclose(other.nodes.h_smoothed, base.nodes.h_smoothed)
+    # The block features read H' relative to τ, so the classifier sees the change.
+    page = Page.from_html(html)
+    col = FEATURES.index("hs_rel_max")
+    x1 = analyse(page, TypedParams().article_params())[1].x[:, col]
+    x2 = analyse(page, TypedParams(alpha=3.0).article_params())[1].x[:, col]
+    assert not np.allclose(x1, x2)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"threshold": 1.5}, {"article_floor": -0.1}, {"page_type": "blog"}, {"alpha": -1}, {"radius": -1}],
+)
+def test_bad_parameters(kwargs):
+    with pytest.raises(ValueError):
+        get_method("cepr-typed").make_params(**kwargs)
+
+
+def test_empty_page():
+    result = extract("<html><body></body></html>", method="cepr-typed")
+    assert result.body == ""
+    assert result.method == "cepr-typed"
