@@ -169,3 +169,15 @@ def test_basic_article_byline_and_sidebar_are_left_out():
     body = extract(html).body.split("\n")
     assert len(body) == 5 and body[0].startswith("The harbour bridge reopened on Monday morning")
     assert body == extract(html, method="setpr").body.split("\n")
+
+
+def test_story_sections_that_repeat_a_structure_are_not_a_comment_thread():
+    # Issue 17: three sections of one guide are sibling <div>s with the same children
+    # (h2, p, p with a link), the DOM pattern of comment records; their paragraphs share
+    # the story's paragraph path, so they are the story. The real thread after it goes.
+    html = read("article_sections.html")
+    lines = extract(html).body.split("\n")
+    assert lines[0].startswith("A cool, dark and dry room")
+    assert "Potatoes" in lines and lines[-1].startswith("A well-cured squash keeps")
+    assert len(lines) == 10
+    assert not any("sand boxes last year" in line or "fernhill" in line for line in lines)

@@ -182,6 +182,10 @@ class ArticleParams:
     story_path_weight: float = 0.0
     orphan_chars: int = 60
     anchor_sentence: bool = True
+    comment_records: bool = True
+    comment_cut: bool = True
+    comment_evidence: bool = True
+    comment_evidence_share: float = 0.3
 
     def __post_init__(self) -> None:
         setpr = CEPRParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
@@ -193,8 +197,14 @@ class ArticleParams:
         object.__setattr__(self, "link_density", check_real("link_density", self.link_density, 0.0, 1.0))
         object.__setattr__(self, "story_continues", check_real("story_continues", self.story_continues))
         object.__setattr__(self, "orphan_chars", check_int("orphan_chars", self.orphan_chars, 0, 10**9))
+        object.__setattr__(
+            self, "comment_evidence_share", check_real("comment_evidence_share", self.comment_evidence_share, 0.0, 1.0)
+        )
         object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
-        for name in ("anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence"):
+        for name in (
+            "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
+            "comment_records", "comment_cut", "comment_evidence",
+        ):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {value!r}")
@@ -261,6 +271,76 @@ def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars:
     """Step 2: the first evidence node after index *after* with ≥ *min_chars* characters."""
     found = np.flatnonzero(evidence[after + 1 :] & (chars[after + 1 :] >= min_chars))
     return int(found[0]) + after + 1 if found.size else None
+
+
+def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | None, evidence: np.ndarray,
+            in_records: np.ndarray, chars: np.ndarray) -> tuple[int, np.ndarray, int | None]:
+    """Steps 2–3b: ``(u, evidence, story)``, the region's element (0: the whole page when
+    step 3 is off), the body evidence used (every text outside links and records when
+    none lies below the headline) and the story's paragraph path id (None without an
+    anchor)."""
+    if not (params.region and len(table)):
+        return 0, evidence, None
+    start = None
+    if params.anchor and headline is not None:
+        # A sentence (a paragraph of the story), not a dateline or a byline.
+        start = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
+        if params.anchor_sentence and start is not None:
+            # Prefer a sentence (a paragraph of the story) to a dateline or byline
+            # line, if no more than 3 lines of evidence lie above it.
+            sentence = _sentence_anchor(page, evidence & (page.char_counts >= params.anchor_min_chars), headline)
+            if sentence is not None:
+                lines = _distinct_sorted(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]])
+                if lines <= 3:
+                    start = sentence
+        if start is None:
+            # No evidence below the headline (H' is dominated by other blocks): every
+            # text outside links and comment records counts, as when σ(H') = 0.
+            plain = ~page.in_link & ~in_records
+            start = _anchor_node(plain, page.char_counts, headline, params.anchor_min_chars)
+            if start is not None:
+                evidence = plain
+    good = np.where(evidence, chars, 0.0)
+    u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
+    story = None
+    if start is not None:
+        lo, hi = table.text_range(u)
+        story = story_path(page.path_ids[lo : hi + 1], good[lo : hi + 1], len(page.path_names))
+        if params.story_path_weight < 1.0:
+            # Step 3b: again, with evidence off the story's paragraph path discounted.
+            weighted = np.where(page.path_ids == story, good, params.story_path_weight * good)
+            u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
+    return u, evidence, story
+
+
+def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, evidence: np.ndarray,
+                   chars: np.ndarray, share: float) -> np.ndarray:
+    """The runs of comment records (bool ``(E,)`` *records*) whose text is at least
+    *share* body evidence on the story's paragraph path (*on_story*, bool ``(N,)``):
+    bool ``(E,)``, the members of those runs. A run is a maximal sequence of flagged
+    consecutive siblings; a text node belongs to the run whose range ``[first, end)``
+    of elements holds its owner.
+    """
+    idx = np.flatnonzero(records)
+    out = np.zeros(records.size, dtype=bool)
+    if idx.size == 0:
+        return out
+    parent, end = table.parent, table.end
+    new_run = np.ones(idx.size, dtype=bool)
+    new_run[1:] = ~((parent[idx[1:]] == parent[idx[:-1]]) & (idx[1:] == end[idx[:-1]]))
+    run_of = np.cumsum(new_run) - 1
+    firsts = idx[new_run]
+    lasts = np.append(idx[np.flatnonzero(new_run)[1:] - 1], idx[-1])
+    stops = end[lasts]
+    owner = table.owner
+    k = np.searchsorted(firsts, owner, side="right") - 1
+    inside = (k >= 0) & (owner < stops[np.maximum(k, 0)])
+    kk = k[inside]
+    total = np.bincount(kk, weights=chars[inside], minlength=firsts.size)
+    story = np.bincount(kk, weights=(chars * (evidence & on_story))[inside], minlength=firsts.size)
+    released = (story >= share * total) & (story > 0)
+    out[idx] = released[run_of]
+    return out
 
 
 def body_subtree(table: DomTable, good: np.ndarray, bad: np.ndarray, beta: float, start: int | None) -> int:
@@ -510,10 +590,11 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     tau = std_threshold(h_smoothed, alpha)
     chars = page.char_counts.astype(np.float64)
     evidence = body_evidence(h_smoothed, tau, page.in_link, params.content_level)
-    keep = np.ones(n, dtype=bool)
+    evidence_all = evidence
     table = DomTable(page)
     in_records = np.zeros(n, dtype=bool)
-    if params.comments and len(table):
+    records = np.zeros(len(table), dtype=bool)
+    if params.comments and params.comment_records and len(table):
         starts_of_body = []
         if headline is not None:
             # The first sentence-sized text below the headline starts the body, and so
@@ -524,38 +605,22 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             first = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
             if first is not None and not any(headline < h < first for _, h, _ in page.headings):
                 starts_of_body.append(int(table.owner[first]))
-        in_records = table.covered(record_lists(table, keep_runs=tuple(starts_of_body)))[table.owner]
-        evidence &= ~in_records
-    u = 0
+        records = record_lists(table, keep_runs=tuple(starts_of_body))
+        in_records = table.covered(records)[table.owner]
+        evidence = evidence & ~in_records
+    u, evidence, story = _region(page, table, params, headline, evidence, in_records, chars)
+    if story is not None and params.comment_evidence and in_records.any():
+        # Step 8's records that carry the story's paragraph path are sections of the
+        # story, not a comment thread: released, and the region is chosen again.
+        released = _story_records(table, records, page.path_ids == story, evidence_all & ~page.in_link, chars,
+                                  params.comment_evidence_share)
+        if released.any():
+            records &= ~released
+            in_records = table.covered(records)[table.owner]
+            evidence = evidence_all & ~in_records
+            u, evidence, story = _region(page, table, params, headline, evidence, in_records, chars)
+    keep = np.ones(n, dtype=bool)
     if params.region and len(table):
-        start = None
-        if params.anchor and headline is not None:
-            # A sentence (a paragraph of the story), not a dateline or a byline.
-            start = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
-            if params.anchor_sentence and start is not None:
-                # Prefer a sentence (a paragraph of the story) to a dateline or byline
-                # line, if no more than 3 lines of evidence lie above it.
-                sentence = _sentence_anchor(page, evidence & (page.char_counts >= params.anchor_min_chars), headline)
-                if sentence is not None:
-                    lines = _distinct_sorted(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]])
-                    if lines <= 3:
-                        start = sentence
-            if start is None:
-                # No evidence below the headline (H' is dominated by other blocks): every
-                # text outside links and comment records counts, as when σ(H') = 0.
-                plain = ~page.in_link & ~in_records
-                start = _anchor_node(plain, page.char_counts, headline, params.anchor_min_chars)
-                if start is not None:
-                    evidence = plain
-        good = np.where(evidence, chars, 0.0)
-        u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
-        if params.story_path_weight < 1.0 and start is not None:
-            # Step 3b: again, with evidence off the story's paragraph path discounted.
-            lo, hi = table.text_range(u)
-            hi += 1
-            story = page.path_ids == story_path(page.path_ids[lo:hi], good[lo:hi], len(page.path_names))
-            weighted = np.where(story, good, params.story_path_weight * good)
-            u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
         keep[:] = False
         first, last = table.text_range(u)
         if first <= last:
@@ -588,7 +653,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         keep &= ~np.repeat(dense, ends - starts)
     if params.comments:
         keep &= ~in_records
-        cut = comment_start(page, keep, _NCE_PARAMS)
+        cut = comment_start(page, keep, _NCE_PARAMS) if params.comment_cut else None
         if cut is not None and not _story_continues(page, keep & evidence, cut, params.story_continues):
             keep[cut:] = False
     if params.orphan_chars:
