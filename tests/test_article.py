@@ -181,3 +181,14 @@ def test_story_sections_that_repeat_a_structure_are_not_a_comment_thread():
     assert "Potatoes" in lines and lines[-1].startswith("A well-cured squash keeps")
     assert len(lines) == 10
     assert not any("sand boxes last year" in line or "fernhill" in line for line in lines)
+
+
+def test_story_split_by_a_link_list_is_kept_whole():
+    # Issue 17 (truncation): a related-links block between the two halves of the story
+    # made the smaller subtree win in step 3b; step 5 drops that block anyway, so it no
+    # longer costs the larger region (step 3c).
+    html = read("article_split.html")
+    lines = extract(html).body.split("\n")
+    assert len(lines) == 4
+    assert lines[0].startswith("The river festival will return") and lines[-1].startswith("Tickets for the concert")
+    assert extract(html, grow=False).body.split("\n") == lines[:2]

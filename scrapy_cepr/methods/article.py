@@ -186,6 +186,10 @@ class ArticleParams:
     comment_cut: bool = True
     comment_evidence: bool = True
     comment_evidence_share: float = 0.3
+    grow: bool = True
+    grow_weight: float = 0.0
+    grow_cost: float = 0.5
+    grow_min_gain: float = 0.5
 
     def __post_init__(self) -> None:
         setpr = CEPRParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
@@ -200,10 +204,13 @@ class ArticleParams:
         object.__setattr__(
             self, "comment_evidence_share", check_real("comment_evidence_share", self.comment_evidence_share, 0.0, 1.0)
         )
+        object.__setattr__(self, "grow_min_gain", check_real("grow_min_gain", self.grow_min_gain))
+        object.__setattr__(self, "grow_cost", check_real("grow_cost", self.grow_cost))
+        object.__setattr__(self, "grow_weight", check_real("grow_weight", self.grow_weight, 0.0, 1.0))
         object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
         for name in (
             "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
-            "comment_records", "comment_cut", "comment_evidence",
+            "comment_records", "comment_cut", "comment_evidence", "grow",
         ):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -274,7 +281,7 @@ def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars:
 
 
 def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | None, evidence: np.ndarray,
-            in_records: np.ndarray, chars: np.ndarray) -> tuple[int, np.ndarray, int | None]:
+            in_records: np.ndarray, chars: np.ndarray, dropped: np.ndarray | None = None) -> tuple[int, np.ndarray, int | None]:
     """Steps 2–3b: ``(u, evidence, story)``, the region's element (0: the whole page when
     step 3 is off), the body evidence used (every text outside links and records when
     none lies below the headline) and the story's paragraph path id (None without an
@@ -310,6 +317,18 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
             # Step 3b: again, with evidence off the story's paragraph path discounted.
             weighted = np.where(page.path_ids == story, good, params.story_path_weight * good)
             u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
+        if dropped is not None:
+            # Step 3c: again, the cost counting only the text the later steps keep.
+            weighted = np.where(page.path_ids == story, good, params.grow_weight * good)
+            grown = body_subtree(table, weighted, np.where(dropped, 0.0, chars - good), params.grow_cost, start)
+            if grown != u and grown <= u < table.end[grown]:
+                # Only when the story grows by a share of itself (a section beside it),
+                # not by a box or a paragraph that shares its path.
+                lo, hi = table.text_range(grown)
+                gain = float(weighted[lo : hi + 1].sum())
+                lo, hi = table.text_range(u)
+                if gain >= (1.0 + params.grow_min_gain) * float(weighted[lo : hi + 1].sum()):
+                    u = grown
     return u, evidence, story
 
 
@@ -608,17 +627,36 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         records = record_lists(table, keep_runs=tuple(starts_of_body))
         in_records = table.covered(records)[table.owner]
         evidence = evidence & ~in_records
-    u, evidence, story = _region(page, table, params, headline, evidence, in_records, chars)
+    starts, ends = _block_ranges(page.blocks)
+    dense = None
+    if params.boilerplate and params.link_density < 1.0:
+        link_chars = np.add.reduceat(chars * page.in_link, starts)
+        all_chars = np.add.reduceat(chars, starts)
+        dense = np.repeat(link_chars > params.link_density * np.maximum(all_chars, 1.0), ends - starts)
+    dropped = None
+    if params.grow and len(table):
+        # Text that steps 4, 5 and 8 drop wherever it lies costs the region nothing.
+        dropped = in_records.copy()
+        if dense is not None:
+            dropped |= dense
+        if params.boilerplate:
+            dropped |= table.covered(table.descendants_tagged(0, NON_ARTICLE_TAGS))[table.owner]
+        if params.pre_title and headline is not None:
+            dropped[: headline + 1] = True
+    u, evidence, story = _region(page, table, params, headline, evidence, in_records, chars, dropped)
     if story is not None and params.comment_evidence and in_records.any():
         # Step 8's records that carry the story's paragraph path are sections of the
         # story, not a comment thread: released, and the region is chosen again.
         released = _story_records(table, records, page.path_ids == story, evidence_all & ~page.in_link, chars,
                                   params.comment_evidence_share)
         if released.any():
+            in_records_before = in_records
             records &= ~released
             in_records = table.covered(records)[table.owner]
             evidence = evidence_all & ~in_records
-            u, evidence, story = _region(page, table, params, headline, evidence, in_records, chars)
+            if dropped is not None:
+                dropped &= ~(in_records_before & ~in_records)
+            u, evidence, story = _region(page, table, params, headline, evidence, in_records, chars, dropped)
     keep = np.ones(n, dtype=bool)
     if params.region and len(table):
         keep[:] = False
@@ -645,12 +683,8 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             tags = tags | FIGURE_TAGS
         if tags:
             keep &= ~table.covered(table.descendants_tagged(u, tags))[table.owner]
-    starts, ends = _block_ranges(page.blocks)
-    if params.boilerplate and params.link_density < 1.0:
-        link_chars = np.add.reduceat(chars * page.in_link, starts)
-        all_chars = np.add.reduceat(chars, starts)
-        dense = link_chars > params.link_density * np.maximum(all_chars, 1.0)
-        keep &= ~np.repeat(dense, ends - starts)
+    if dense is not None:
+        keep &= ~dense
     if params.comments:
         keep &= ~in_records
         cut = comment_start(page, keep, _NCE_PARAMS) if params.comment_cut else None
