@@ -192,3 +192,17 @@ def test_story_split_by_a_link_list_is_kept_whole():
     assert len(lines) == 4
     assert lines[0].startswith("The river festival will return") and lines[-1].startswith("Tickets for the concert")
     assert extract(html, grow=False).body.split("\n") == lines[:2]
+
+
+def test_story_printed_twice_keeps_one_copy():
+    # Issue 17: a hidden print copy repeats every paragraph of the story; step 7 dropped
+    # every repeated line, so the body came out empty. One copy now stays.
+    html = read("article_twice.html")
+    lines = extract(html).body.split("\n")
+    for start in ("Night trains will run", "The first train leaves", "Sleeping cars and a dining car"):
+        assert sum(line.startswith(start) for line in lines) == 1
+    assert extract(html, duplicate_story=1.0, duplicate_path=False).body == ""
+    # Either signal alone keeps the copy: the repeated lines are most of the kept text,
+    # and they are evidence on the story's paragraph path.
+    assert extract(html, duplicate_story=1.0).body.count("Night trains will run") == 1
+    assert extract(html, duplicate_path=False).body.count("Night trains will run") == 1

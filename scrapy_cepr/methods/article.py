@@ -187,6 +187,8 @@ class ArticleParams:
     comment_evidence: bool = True
     comment_evidence_share: float = 0.3
     grow: bool = True
+    duplicate_story: float = 0.7
+    duplicate_path: bool = True
     grow_weight: float = 0.0
     grow_cost: float = 0.5
     grow_min_gain: float = 0.5
@@ -204,13 +206,14 @@ class ArticleParams:
         object.__setattr__(
             self, "comment_evidence_share", check_real("comment_evidence_share", self.comment_evidence_share, 0.0, 1.0)
         )
+        object.__setattr__(self, "duplicate_story", check_real("duplicate_story", self.duplicate_story, 0.0, 1.0))
         object.__setattr__(self, "grow_min_gain", check_real("grow_min_gain", self.grow_min_gain))
         object.__setattr__(self, "grow_cost", check_real("grow_cost", self.grow_cost))
         object.__setattr__(self, "grow_weight", check_real("grow_weight", self.grow_weight, 0.0, 1.0))
         object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
         for name in (
             "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
-            "comment_records", "comment_cut", "comment_evidence", "grow",
+            "comment_records", "comment_cut", "comment_evidence", "grow", "duplicate_path",
         ):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -573,6 +576,23 @@ def repeated_lines(texts: list[str], char_counts: np.ndarray, starts: np.ndarray
     return out
 
 
+def first_copies(texts: list[str], starts: np.ndarray, ends: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """bool ``(B,)``: among the display blocks flagged in *which* (bool ``(B,)``), the
+    first one of each distinct line (text nodes joined by a space).
+
+    >>> first_copies(["a b", "c", "a b", "c"], np.arange(4), np.arange(1, 5), np.array([True, True, True, False])).tolist()
+    [True, True, False, False]
+    """
+    out = np.zeros(starts.size, dtype=bool)
+    seen: set[str] = set()
+    for b in np.flatnonzero(which).tolist():
+        line = " ".join(texts[starts[b] : ends[b]])
+        if line not in seen:
+            seen.add(line)
+            out[b] = True
+    return out
+
+
 def _distinct_sorted(values: np.ndarray) -> int:
     """Number of distinct values of a sorted array (``np.unique(values).size``).
 
@@ -694,7 +714,23 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         keep &= ~orphan_headings(page, region_keep, keep, starts, ends, params.orphan_chars)
     if params.duplicates:
         # Last, so that NCE's comment phase sees the blocks it compares (step 7).
-        keep &= ~np.repeat(repeated_lines(page.texts, page.char_counts, starts, ends), ends - starts)
+        repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
+        if repeated.any() and (params.duplicate_story < 1.0 or params.duplicate_path):
+            # The story itself appears twice (a print or AMP copy, a hidden duplicate):
+            # one copy of its lines, the first kept one, stays when the repeated lines
+            # hold most of the kept text, or, line by line, when the copy is body
+            # evidence on the story's paragraph path.
+            kept_chars = np.add.reduceat(chars * keep, starts)
+            total = float(kept_chars.sum())
+            story_copy = np.zeros(starts.size, dtype=bool)
+            if params.duplicate_story < 1.0 and total > 0:
+                if float(kept_chars[repeated].sum()) >= params.duplicate_story * total:
+                    story_copy[:] = True
+            if params.duplicate_path and story is not None:
+                story_copy |= np.add.reduceat(chars * (keep & evidence & (page.path_ids == story)), starts) > 0
+            first = first_copies(page.texts, starts, ends, repeated & (kept_chars > 0))
+            repeated &= ~(first & story_copy)
+        keep &= ~np.repeat(repeated, ends - starts)
     return text_node_extraction(
         page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
         keep=keep, tau=tau, punc_num=page.punct_counts,
