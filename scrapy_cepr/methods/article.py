@@ -117,6 +117,7 @@ NON_ARTICLE_TAGS = frozenset(
 )
 #: Image figures and their captions (dropped unless ``captions=True``).
 FIGURE_TAGS = frozenset(["figure", "figcaption"])
+_HEADINGS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
 _SENTENCE_END = frozenset(".!?…。！？")
 _CLOSERS = "\"'”’»)] "
 #: Repeated display blocks shorter than this (characters) are kept ("Share", "Reply").
@@ -186,6 +187,8 @@ class ArticleParams:
     comment_cut: bool = True
     comment_evidence: bool = True
     comment_evidence_share: float = 0.3
+    comment_after_share: float = 0.1
+    comment_headed: bool = True
     grow: bool = True
     duplicate_story: float = 0.7
     duplicate_path: bool = True
@@ -209,11 +212,14 @@ class ArticleParams:
         object.__setattr__(self, "duplicate_story", check_real("duplicate_story", self.duplicate_story, 0.0, 1.0))
         object.__setattr__(self, "grow_min_gain", check_real("grow_min_gain", self.grow_min_gain))
         object.__setattr__(self, "grow_cost", check_real("grow_cost", self.grow_cost))
+        object.__setattr__(
+            self, "comment_after_share", check_real("comment_after_share", self.comment_after_share, 0.0, 1.0)
+        )
         object.__setattr__(self, "grow_weight", check_real("grow_weight", self.grow_weight, 0.0, 1.0))
         object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
         for name in (
             "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
-            "comment_records", "comment_cut", "comment_evidence", "grow", "duplicate_path",
+            "comment_records", "comment_cut", "comment_evidence", "grow", "duplicate_path", "comment_headed",
         ):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -336,12 +342,18 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
 
 
 def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, evidence: np.ndarray,
-                   chars: np.ndarray, share: float) -> np.ndarray:
+                   chars: np.ndarray, share: float, after_share: float = 0.0, after: int = -1,
+                   headed: bool = False) -> np.ndarray:
     """The runs of comment records (bool ``(E,)`` *records*) whose text is at least
     *share* body evidence on the story's paragraph path (*on_story*, bool ``(N,)``):
     bool ``(E,)``, the members of those runs. A run is a maximal sequence of flagged
     consecutive siblings; a text node belongs to the run whose range ``[first, end)``
     of elements holds its owner.
+
+    With *after_share* > 0, a run that starts after text node *after* (the headline) is
+    released too when the story's path holds, after the run, at least *after_share* of
+    the story's evidence characters outside the runs: a comment thread follows the
+    story's end (NCE's Assumption 2, Laber et al. 2009), it does not sit inside it.
     """
     idx = np.flatnonzero(records)
     out = np.zeros(records.size, dtype=bool)
@@ -361,6 +373,27 @@ def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, e
     total = np.bincount(kk, weights=chars[inside], minlength=firsts.size)
     story = np.bincount(kk, weights=(chars * (evidence & on_story))[inside], minlength=firsts.size)
     released = (story >= share * total) & (story > 0)
+    if after_share > 0:
+        nodes = np.flatnonzero(inside)
+        first = np.full(firsts.size, owner.size, dtype=np.int64)
+        last = np.full(firsts.size, -1, dtype=np.int64)
+        np.minimum.at(first, kk, nodes)
+        np.maximum.at(last, kk, nodes)
+        outside = np.where(inside, 0.0, chars * (evidence & on_story))
+        cum = np.concatenate(([0.0], np.cumsum(outside)))
+        story_total = cum[-1]
+        later = story_total - cum[np.minimum(last + 1, owner.size)]
+        released |= (first > after) & (last >= 0) & (later >= after_share * story_total) & (story_total > 0)
+    if headed:
+        # Records that open with a heading (h1–h6) are sections or cards of the page
+        # (each introduces its own text), not the records of a reader's thread.
+        opener = np.minimum(firsts + 1, len(table) - 1)
+        titled = np.fromiter((table.elements[int(c)].tag in _HEADINGS for c in opener.tolist()), bool, opener.size)
+        titled &= (table.n_children[firsts] > 0)
+        nodes = np.flatnonzero(inside)
+        first = np.full(firsts.size, owner.size, dtype=np.int64)
+        np.minimum.at(first, kk, nodes)
+        released |= titled & (first > after)
     out[idx] = released[run_of]
     return out
 
@@ -668,7 +701,8 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         # Step 8's records that carry the story's paragraph path are sections of the
         # story, not a comment thread: released, and the region is chosen again.
         released = _story_records(table, records, page.path_ids == story, evidence_all & ~page.in_link, chars,
-                                  params.comment_evidence_share)
+                                  params.comment_evidence_share, params.comment_after_share,
+                                  -1 if headline is None else headline, params.comment_headed)
         if released.any():
             in_records_before = in_records
             records &= ~released
