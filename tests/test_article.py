@@ -206,3 +206,33 @@ def test_story_printed_twice_keeps_one_copy():
     # and they are evidence on the story's paragraph path.
     assert extract(html, duplicate_story=1.0).body.count("Night trains will run") == 1
     assert extract(html, duplicate_path=False).body.count("Night trains will run") == 1
+
+
+def test_schedule_rows_are_not_cut_as_comments():
+    # Issue 17: NCE's comment phase read the rows of a schedule (similar, close blocks)
+    # as a thread and cut the whole body; a cut with almost none of the kept text before
+    # it would take the story itself and is refused (cut_min_before).
+    html = read("article_schedule.html")
+    lines = extract(html).body.split("\n")
+    assert sum(line.startswith(("September", "October")) for line in lines) == 6
+    assert lines[-1].startswith("Bring a draft")
+    assert extract(html, cut_min_before=0.0).body == ""
+
+
+def test_roundup_cards_opening_with_a_heading_are_kept():
+    # Issue 17: the picks of a round-up repeat one structure with a link each (comment
+    # records by structure); each opens with a heading, as sections and cards do and
+    # reader comments do not (comment_headed), so they stay, after the intro.
+    html = read("article_roundup.html")
+    lines = extract(html).body.split("\n")
+    assert lines[0].startswith("Summer crowds fill the big resorts")
+    for name in ("North Cove", "Gull Point", "Sandhill Bay", "Old Quay", "Heron Sands"):
+        assert name in lines
+    assert extract(html, comment_headed=False).body.split("\n") == lines[:1]
+
+
+def test_a_real_thread_after_a_longer_story_still_goes():
+    # The guards of issue 17 keep the thread of article_comments.html out, with every
+    # switch on (headed, after-share, story-path and cut guards).
+    body = extract(read("article_comments.html")).body
+    assert "grandfather" not in body and "quarter past nine" in body

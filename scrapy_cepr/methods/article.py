@@ -189,6 +189,7 @@ class ArticleParams:
     comment_evidence_share: float = 0.3
     comment_after_share: float = 0.1
     comment_headed: bool = True
+    cut_min_before: float = 0.3
     grow: bool = True
     duplicate_story: float = 0.7
     duplicate_path: bool = True
@@ -215,6 +216,7 @@ class ArticleParams:
         object.__setattr__(
             self, "comment_after_share", check_real("comment_after_share", self.comment_after_share, 0.0, 1.0)
         )
+        object.__setattr__(self, "cut_min_before", check_real("cut_min_before", self.cut_min_before, 0.0, 1.0))
         object.__setattr__(self, "grow_weight", check_real("grow_weight", self.grow_weight, 0.0, 1.0))
         object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
         for name in (
@@ -290,15 +292,17 @@ def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars:
 
 
 def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | None, evidence: np.ndarray,
-            in_records: np.ndarray, chars: np.ndarray, dropped: np.ndarray | None = None) -> tuple[int, np.ndarray, int | None]:
-    """Steps 2–3b: ``(u, evidence, story)``, the region's element (0: the whole page when
-    step 3 is off), the body evidence used (every text outside links and records when
-    none lies below the headline) and the story's paragraph path id (None without an
-    anchor)."""
+            in_records: np.ndarray, chars: np.ndarray, dropped: np.ndarray | None = None,
+            anchor: int | None = None) -> tuple[int, np.ndarray, int | None, int | None]:
+    """Steps 2–3c: ``(u, evidence, story, start)``, the region's element (0: the whole
+    page when step 3 is off), the body evidence used (every text outside links and
+    records when none lies below the headline), the story's paragraph path id and the
+    anchor text node (None without an anchor). *anchor*: a text node to use as the
+    anchor instead of step 2's."""
     if not (params.region and len(table)):
-        return 0, evidence, None
-    start = None
-    if params.anchor and headline is not None:
+        return 0, evidence, None, None
+    start = anchor
+    if start is None and params.anchor and headline is not None:
         # A sentence (a paragraph of the story), not a dateline or a byline.
         start = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
         if params.anchor_sentence and start is not None:
@@ -338,7 +342,7 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
                 lo, hi = table.text_range(u)
                 if gain >= (1.0 + params.grow_min_gain) * float(weighted[lo : hi + 1].sum()):
                     u = grown
-    return u, evidence, story
+    return u, evidence, story, start
 
 
 def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, evidence: np.ndarray,
@@ -696,7 +700,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             dropped |= table.covered(table.descendants_tagged(0, NON_ARTICLE_TAGS))[table.owner]
         if params.pre_title and headline is not None:
             dropped[: headline + 1] = True
-    u, evidence, story = _region(page, table, params, headline, evidence, in_records, chars, dropped)
+    u, evidence, story, start = _region(page, table, params, headline, evidence, in_records, chars, dropped)
     if story is not None and params.comment_evidence and in_records.any():
         # Step 8's records that carry the story's paragraph path are sections of the
         # story, not a comment thread: released, and the region is chosen again.
@@ -707,10 +711,11 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             in_records_before = in_records
             records &= ~released
             in_records = table.covered(records)[table.owner]
-            evidence = evidence_all & ~in_records
+            evidence = evidence_all & ~in_records | (evidence & ~evidence_all)
             if dropped is not None:
                 dropped &= ~(in_records_before & ~in_records)
-            u, evidence, story = _region(page, table, params, headline, evidence, in_records, chars, dropped)
+            # The story still starts at its anchor; the released runs only add to it.
+            u, evidence, story, start = _region(page, table, params, headline, evidence, in_records, chars, dropped, start)
     keep = np.ones(n, dtype=bool)
     if params.region and len(table):
         keep[:] = False
@@ -742,6 +747,12 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     if params.comments:
         keep &= ~in_records
         cut = comment_start(page, keep, _NCE_PARAMS) if params.comment_cut else None
+        if cut is not None and params.cut_min_before > 0:
+            # A comment thread follows the story: a cut with (almost) none of the kept
+            # text before it would take the story itself (a schedule, a table, a list).
+            kept = chars * keep
+            if float(kept[:cut].sum()) < params.cut_min_before * float(kept.sum()):
+                cut = None
         if cut is not None and not _story_continues(page, keep & evidence, cut, params.story_continues):
             keep[cut:] = False
     if params.orphan_chars:
