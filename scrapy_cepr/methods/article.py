@@ -191,10 +191,11 @@ class ArticleParams:
     comment_headed: bool = True
     cut_min_before: float = 0.3
     grow: bool = True
+    grow_path: bool = True
     duplicate_story: float = 0.7
     duplicate_path: bool = True
     grow_weight: float = 0.0
-    grow_cost: float = 0.5
+    grow_cost: float = 0.1
     grow_min_gain: float = 0.5
 
     def __post_init__(self) -> None:
@@ -222,6 +223,7 @@ class ArticleParams:
         for name in (
             "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
             "comment_records", "comment_cut", "comment_evidence", "grow", "duplicate_path", "comment_headed",
+            "grow_path",
         ):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -332,7 +334,12 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
             u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
         if dropped is not None:
             # Step 3c: again, the cost counting only the text the later steps keep.
-            weighted = np.where(page.path_ids == story, good, params.grow_weight * good)
+            on_path = page.path_ids == story
+            if params.grow_path:
+                # The story's paragraph path is the story (CEPR's premise), evidence or not.
+                path_good = np.where(on_path & ~page.in_link & ~in_records & ~dropped, chars, 0.0)
+                good = np.maximum(good, path_good)
+            weighted = np.where(on_path, good, params.grow_weight * good)
             grown = body_subtree(table, weighted, np.where(dropped, 0.0, chars - good), params.grow_cost, start)
             if grown != u and grown <= u < table.end[grown]:
                 # Only when the story grows by a share of itself (a section beside it),
