@@ -144,6 +144,16 @@ def test_setpr_parameters_act_on_it():
         ("orphan_chars", -1),
         ("comments", "yes"),
         ("captions", 1),
+        ("grow", "no"),
+        ("grow_cost", -0.1),
+        ("grow_min_gain", -1),
+        ("grow_weight", 1.5),
+        ("duplicate_story", 1.2),
+        ("duplicate_path", 0),
+        ("comment_evidence_share", -0.5),
+        ("comment_after_share", 2),
+        ("comment_headed", None),
+        ("cut_min_before", 1.1),
     ],
 )
 def test_parameters_are_validated(name, value):

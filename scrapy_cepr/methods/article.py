@@ -38,6 +38,16 @@ a parameter, see ``benchmarks/ablation.py``):
    ancestor then wins only by adding more of the story's own paragraphs (the parts of
    a body split by ads), not a legal notice, a cookie banner or a teaser block with
    sentences of its own.
+   *3c. Growth* (``grow``): the region is chosen a third time along the same ancestors,
+   now with the text that steps 4, 5 and 8 drop wherever it lies (page chrome: ``nav``,
+   ``aside``, ``footer``, link-dense lines, comment records, the text up to the
+   headline) costing nothing, the other text off the story's path costing
+   ``grow_cost`` per character, and the text on the story's paragraph path outside
+   links counting as story whether or not it is evidence (``grow_path``). The larger
+   ancestor is taken only when it holds at least ``1 + grow_min_gain`` times the
+   story-path characters of the region: a multi-section article, a round-up or a
+   documentation page split into sibling subtrees is kept whole, while an author box
+   or a legal notice that shares the story's path does not move the region.
 4. **Before the headline** (Wang et al. 2009: the body lies *below* the title): text
    nodes of the region up to the end of the headline (kicker, breadcrumbs, the
    headline itself) are dropped, unless the region holds more body evidence above the
@@ -57,7 +67,11 @@ a parameter, see ``benchmarks/ablation.py``):
 7. **Repeated blocks** (applied last, after step 8, so that NCE's comment phase still
    sees the blocks it compares): a display block of more than 20 characters whose exact text
    occurs twice or more on the page is a repeated caption, teaser or slide label, not
-   a paragraph of the story, and is dropped.
+   a paragraph of the story, and is dropped. A story printed twice in the HTML (a print
+   or AMP copy, a hidden duplicate) keeps one copy, the first kept one, of each of its
+   lines: of every repeated line when the repeated lines hold at least
+   ``duplicate_story`` of the kept characters, and of each repeated line that is body
+   evidence on the story's paragraph path (``duplicate_path``).
 8. **Comment thread** (NCE, Laber et al. 2009, Phase 2, :func:`.nce.comment_start`):
    the first connected component of 3 closely located, similar blocks of the region
    starts the comments; it and everything after it are dropped, unless the story's
@@ -68,6 +82,16 @@ a parameter, see ``benchmarks/ablation.py``):
    first and are no body evidence for steps 2–3, so a comment thread denser than a
    short story cannot become the region; the run of records that holds the body's
    first sentence below the headline is the body's own layout and is kept.
+   A run of records is no comment thread, and is released (the region is then chosen
+   again from the same anchor), when its text is at least ``comment_evidence_share``
+   body evidence on the story's paragraph path (the story's own sections), when it
+   starts after the headline and the story's path holds at least
+   ``comment_after_share`` of its evidence after it (comments follow the story's end,
+   NCE's Assumption 2; they do not sit inside it), or, with ``comment_headed``, when
+   its records open with a heading ``h1``–``h6`` (sections and cards introduce their
+   text with one; a reader's comment does not). NCE's cut is refused when less than
+   ``cut_min_before`` of the kept characters lie before it (a schedule or a table at
+   the top of the body, not a thread after it).
 9. **Orphan headings** (:func:`orphan_headings`): a short line (< ``orphan_chars``
    characters, not ending a sentence) whose following text in the region was dropped
    up to the next kept line introduced boilerplate ("Related", "Share this:", "Most
@@ -78,15 +102,8 @@ quotes that belong to the story (the recall the global threshold loses). No rule
 keyed to a site, a language or class/id names; the signals are H', link density, tag
 names' HTML semantics, DOM containment and the position relative to the headline.
 
-Numbers (article-extraction-benchmark, 181 pages, ``benchmarks/ablation.py``):
-benchmark F1 0.967 (P 0.957, R 0.978) against SETPR's 0.875. Switching one step off
-costs: body subtree 0.045, log-scale evidence 0.027, headline anchor 0.018, in-region
-boilerplate 0.014, comment removal 0.013, story path 0.007, figures 0.005, repeated
-blocks 0.005, story-continues guard 0.003, text before the headline 0.002, orphan
-headings 0.001, sentence anchor 0.001. ``content_level``, ``boilerplate_weight`` and
-``orphan_chars`` were set by hand and are flat around their values (±0.002 F1);
-``link_density`` (0.5 → 0.6, NCE's fitted α) and ``anchor_min_chars`` (30 → 50) were
-picked among 3 values each on this corpus (+0.002 F1 together).
+What each step brings, on the article-extraction-benchmark and on WCXB's dev split,
+is measured by ``benchmarks/ablation.py`` (docs: *Methods*, "How CEPR-Article works").
 """
 
 from __future__ import annotations
@@ -161,6 +178,27 @@ class ArticleParams:
     :param captions: keep ``figure``/``figcaption`` text (step 6 off).
     :param duplicates: step 7 on/off.
     :param comments: step 8 on/off.
+    :param comment_records: step 8's comment records on/off.
+    :param comment_cut: step 8's NCE cut on/off.
+    :param comment_evidence: step 8 releases record runs with story evidence.
+    :param comment_evidence_share: in [0, 1], share of a run's characters that must be
+        evidence on the story's path for it to be released.
+    :param comment_after_share: in [0, 1], a run after the headline is released when the
+        story's path holds at least this share of its evidence characters after the run
+        (0: off).
+    :param comment_headed: step 8 releases runs whose records open with a heading.
+    :param cut_min_before: in [0, 1], NCE's cut is refused when less than this share of
+        the kept characters lies before it (0: never refused).
+    :param grow: step 3c on/off.
+    :param grow_path: step 3c counts text on the story's path as story, evidence or not.
+    :param grow_weight: in [0, 1], step 3c's weight of evidence off the story's path.
+    :param grow_cost: ≥ 0, step 3c's cost of one kept character that is not story.
+    :param grow_min_gain: ≥ 0, step 3c grows only when the story-path characters grow
+        by at least this share.
+    :param duplicate_story: in [0, 1], step 7 keeps one copy of each repeated line when
+        the repeated lines hold at least this share of the kept characters (1: off).
+    :param duplicate_path: step 7 keeps one copy of a repeated line that is evidence on
+        the story's path.
     :raises ValueError: naming the parameter and its allowed range.
     """
 
