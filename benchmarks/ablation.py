@@ -52,7 +52,7 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     ("- NCE comment cut", "NCE Phase 2", "cepr-article", {"comment_cut": False}),
     ("- records on the story path are story", "CEPR: one article, one paragraph path", "cepr-article", {"comment_evidence": False}),
     ("- records inside the story are story", "NCE Assumption 2 (comments after the body)", "cepr-article", {"comment_after_share": 0.0}),
-    ("- records opening with a heading are story", "sections and cards carry a heading", "cepr-article", {"comment_headed": False}),
+    ("- records holding a heading are story", "sections and cards carry a heading", "cepr-article", {"comment_headed": False}),
     ("- cut needs the story before it", "NCE Assumption 2 (comments after the body)", "cepr-article", {"cut_min_before": 0.0}),
     ("- story-continues guard on the NCE cut", "NCE Assumption 2 (comments after the body)", "cepr-article", {"story_continues": 0.0}),
     ("- orphan headings", "a heading goes with its section", "cepr-article", {"orphan_chars": 0}),

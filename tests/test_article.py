@@ -231,8 +231,8 @@ def test_schedule_rows_are_not_cut_as_comments():
 
 def test_roundup_cards_opening_with_a_heading_are_kept():
     # Issue 17: the picks of a round-up repeat one structure with a link each (comment
-    # records by structure); each opens with a heading, as sections and cards do and
-    # reader comments do not (comment_headed), so they stay, after the intro.
+    # records by structure); each holds a heading, as sections and cards do and reader
+    # comments do not (comment_headed), so they stay, after the intro.
     html = read("article_roundup.html")
     lines = extract(html).body.split("\n")
     assert lines[0].startswith("Summer crowds fill the big resorts")
@@ -246,3 +246,12 @@ def test_a_real_thread_after_a_longer_story_still_goes():
     # switch on (headed, after-share, story-path and cut guards).
     body = extract(read("article_comments.html")).body
     assert "grandfather" not in body and "quarter past nine" in body
+
+
+def test_roundup_cards_with_a_nested_heading_are_kept():
+    # The heading may sit deeper in the card (a header <div> around it).
+    html = read("article_roundup.html").replace('<div class="pick"><h3>', '<div class="pick"><div class="head"><h3>')
+    html = html.replace("</h3>", "</h3></div>")
+    lines = extract(html).body.split("\n")
+    assert lines[0].startswith("Summer crowds fill the big resorts") and "Heron Sands" in lines
+    assert extract(html, comment_headed=False).body.split("\n") == lines[:1]

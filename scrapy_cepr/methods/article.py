@@ -88,8 +88,8 @@ a parameter, see ``benchmarks/ablation.py``):
    starts after the headline and the story's path holds at least
    ``comment_after_share`` of its evidence after it (comments follow the story's end,
    NCE's Assumption 2; they do not sit inside it), or, with ``comment_headed``, when
-   its records open with a heading ``h1``–``h6`` (sections and cards introduce their
-   text with one; a reader's comment does not). NCE's cut is refused when less than
+   its records hold a heading ``h1``–``h6`` (sections and cards introduce their text
+   with one; a reader's comment does not). NCE's cut is refused when less than
    ``cut_min_before`` of the kept characters lie before it (a schedule or a table at
    the top of the body, not a thread after it).
 9. **Orphan headings** (:func:`orphan_headings`): a short line (< ``orphan_chars``
@@ -186,7 +186,7 @@ class ArticleParams:
     :param comment_after_share: in [0, 1], a run after the headline is released when the
         story's path holds at least this share of its evidence characters after the run
         (0: off).
-    :param comment_headed: step 8 releases runs whose records open with a heading.
+    :param comment_headed: step 8 releases runs whose records hold a heading.
     :param cut_min_before: in [0, 1], NCE's cut is refused when less than this share of
         the kept characters lies before it (0: never refused).
     :param grow: step 3c on/off.
@@ -450,11 +450,12 @@ def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, e
         later = story_total - cum[np.minimum(last + 1, owner.size)]
         released |= (first > after) & (last >= 0) & (later >= after_share * story_total) & (story_total > 0)
     if headed:
-        # Records that open with a heading (h1–h6) are sections or cards of the page
-        # (each introduces its own text), not the records of a reader's thread.
-        opener = np.minimum(firsts + 1, len(table) - 1)
-        titled = np.fromiter((table.elements[int(c)].tag in _HEADINGS for c in opener.tolist()), bool, opener.size)
-        titled &= (table.n_children[firsts] > 0)
+        # Records that hold a heading (h1–h6; the run's first record is read) are
+        # sections or cards of the page (each introduces its own text), not the
+        # records of a reader's thread.
+        titled = np.fromiter(
+            (next(table.elements[e].iter(*_HEADINGS), None) is not None for e in firsts.tolist()), bool, firsts.size
+        )
         nodes = np.flatnonzero(inside)
         first = np.full(firsts.size, owner.size, dtype=np.int64)
         np.minimum.at(first, kk, nodes)
