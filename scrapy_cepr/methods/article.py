@@ -390,21 +390,38 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
     return u, evidence, story, start
 
 
-def _tagged_roots(table: DomTable, params: ArticleParams) -> tuple[np.ndarray, np.ndarray]:
-    """bool ``(E,)`` twice: the elements of :data:`NON_ARTICLE_TAGS` (empty when step 5 is
-    off) and of :data:`FIGURE_TAGS` (empty with ``captions=True``), found by lxml in C
-    in one pass over the page."""
-    non_article = np.zeros(len(table), dtype=bool)
-    figures = np.zeros(len(table), dtype=bool)
-    tags = (NON_ARTICLE_TAGS if params.boilerplate else frozenset()) | (frozenset() if params.captions else FIGURE_TAGS)
-    if tags and len(table):
-        found = list(table.elements[0].iter(*tags))
-        idx = np.fromiter(map(table.index.__getitem__, found), np.int64, len(found))
-        is_figure = np.fromiter((el.tag in FIGURE_TAGS for el in found), bool, len(found))
-        non_article[idx[~is_figure]] = True
-        figures[idx[is_figure]] = True
-    return non_article, figures
+def _step5_tags(params: ArticleParams) -> frozenset[str]:
+    """The tags whose text steps 5 and 6 drop inside the region."""
+    return (NON_ARTICLE_TAGS if params.boilerplate else frozenset()) | (frozenset() if params.captions else FIGURE_TAGS)
 
+
+def _tag_depths(page: Page, tags: frozenset[str]) -> np.ndarray:
+    """int64 ``(P,)`` over the page's tag paths: the depth (``html`` = 0) of the deepest
+    element with a tag in *tags* on the path, -1 if there is none. A text node lies
+    inside such an element strictly below an element of depth d exactly when its path's
+    value exceeds d; read off the paths (a few hundred per page) instead of the tree.
+
+    >>> page = Page.from_html("<html><body><nav><p>a</p></nav><p>b</p></body></html>")
+    >>> _tag_depths(page, frozenset(["nav"]))[page.path_ids].tolist()
+    [2, -1]
+    """
+    n = len(page.path_names)
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0 or not tags:
+        return out
+    depth = np.fromiter(map(len, page.path_codes), np.int64, n) - 1
+    hit = np.fromiter(map(tags.__contains__, page.path_names), bool, n)
+    if not hit.any():
+        return out
+    out[hit] = depth[hit]
+    # Pointer jumping up the path tree: after k rounds each path has seen its 2^k
+    # nearest ancestors.
+    anc = np.asarray(page.path_parents, dtype=np.int64)
+    anc = np.where(anc < 0, np.arange(n), anc)
+    for _ in range(int(depth.max()).bit_length() + 1):
+        out = np.maximum(out, out[anc])
+        anc = anc[anc]
+    return out
 
 def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, evidence: np.ndarray,
                    chars: np.ndarray, share: float, after_share: float = 0.0, after: int = -1,
@@ -752,7 +769,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         link_chars = np.add.reduceat(chars * page.in_link, starts)
         all_chars = np.add.reduceat(chars, starts)
         dense = np.repeat(link_chars > params.link_density * np.maximum(all_chars, 1.0), ends - starts)
-    non_article, figures = _tagged_roots(table, params)
+    tag_depth = _tag_depths(page, _step5_tags(params))
     dropped = None
     if params.grow and len(table):
         # Text that steps 4, 5 and 8 drop wherever it lies costs the region nothing.
@@ -760,7 +777,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         if dense is not None:
             dropped |= dense
         if params.boilerplate:
-            dropped |= table.covered(non_article)[table.owner]
+            dropped |= _tag_depths(page, NON_ARTICLE_TAGS)[page.path_ids] >= 0
         if params.pre_title and headline is not None:
             dropped[: headline + 1] = True
     u, evidence, story, start = _region(page, table, params, headline, evidence, in_records, chars, dropped)
@@ -799,13 +816,13 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         below = float(chars[end:][keep[end:] & evidence[end:]].sum())
         if above <= below:
             keep[:end] = False
-    if len(table):
-        # Steps 5-6: the elements strictly below the region's root.
-        roots = non_article | figures
-        roots[: u + 1] = False
-        roots[table.end[u] :] = False
-        if roots.any():
-            keep &= ~table.covered(roots)[table.owner]
+    if len(table) and tag_depth.size:
+        # Steps 5-6: the text inside such elements strictly below the region's root.
+        depth, e = -1, u
+        while e >= 0:
+            depth += 1
+            e = int(table.parent[e])
+        keep &= tag_depth[page.path_ids] <= depth
     if dense is not None:
         keep &= ~dense
     if params.comments:
