@@ -504,10 +504,13 @@ def body_subtree(table: DomTable, good: np.ndarray, bad: np.ndarray, beta: float
         chain.append(e)
         e = int(parent[e])
     chain_arr = np.array(chain, dtype=np.int64)
-    ends = table.end[chain_arr]
-    g = np.concatenate(([0.0], np.cumsum(np.bincount(table.owner, weights=good, minlength=n), dtype=np.float64)))
-    b = np.concatenate(([0.0], np.cumsum(np.bincount(table.owner, weights=bad, minlength=n), dtype=np.float64)))
-    score = (g[ends] - g[chain_arr]) - beta * (b[ends] - b[chain_arr])
+    # T_e's text nodes are one contiguous range (the text of e, its descendants and
+    # their tails): prefix sums over the text nodes, read at the chain's ranges.
+    lo = table.first_text[chain_arr]
+    hi = table.last_text[chain_arr] + 1
+    g = np.concatenate(([0.0], np.cumsum(good, dtype=np.float64)))
+    b = np.concatenate(([0.0], np.cumsum(bad, dtype=np.float64)))
+    score = (g[hi] - g[lo]) - beta * (b[hi] - b[lo])
     return int(chain_arr[np.argmax(score)])
 
 
@@ -772,12 +775,11 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     tag_depth = _tag_depths(page, _step5_tags(params))
     dropped = None
     if params.grow and len(table):
-        # Text that steps 4, 5 and 8 drop wherever it lies costs the region nothing.
+        # Text that steps 4–6 and 8 drop wherever it lies costs the region nothing.
         dropped = in_records.copy()
         if dense is not None:
             dropped |= dense
-        if params.boilerplate:
-            dropped |= _tag_depths(page, NON_ARTICLE_TAGS)[page.path_ids] >= 0
+        dropped |= tag_depth[page.path_ids] >= 0
         if params.pre_title and headline is not None:
             dropped[: headline + 1] = True
     u, evidence, story, start = _region(page, table, params, headline, evidence, in_records, chars, dropped)
