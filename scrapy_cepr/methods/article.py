@@ -455,28 +455,26 @@ def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, e
     total = np.bincount(kk, weights=chars[inside], minlength=firsts.size)
     story = np.bincount(kk, weights=(chars * (evidence & on_story))[inside], minlength=firsts.size)
     released = (story >= share * total) & (story > 0)
-    if after_share > 0:
+    if after_share > 0 or headed:
         nodes = np.flatnonzero(inside)
         first = np.full(firsts.size, owner.size, dtype=np.int64)
-        last = np.full(firsts.size, -1, dtype=np.int64)
         np.minimum.at(first, kk, nodes)
+        later_than_headline = first > after
+    if after_share > 0:
+        last = np.full(firsts.size, -1, dtype=np.int64)
         np.maximum.at(last, kk, nodes)
         outside = np.where(inside, 0.0, chars * (evidence & on_story))
         cum = np.concatenate(([0.0], np.cumsum(outside)))
         story_total = cum[-1]
         later = story_total - cum[np.minimum(last + 1, owner.size)]
-        released |= (first > after) & (last >= 0) & (later >= after_share * story_total) & (story_total > 0)
+        released |= later_than_headline & (last >= 0) & (later >= after_share * story_total) & (story_total > 0)
     if headed:
         # Records that hold a heading (h1–h6; the run's first record is read) are
         # sections or cards of the page (each introduces its own text), not the
         # records of a reader's thread.
-        titled = np.fromiter(
-            (next(table.elements[e].iter(*_HEADINGS), None) is not None for e in firsts.tolist()), bool, firsts.size
-        )
-        nodes = np.flatnonzero(inside)
-        first = np.full(firsts.size, owner.size, dtype=np.int64)
-        np.minimum.at(first, kk, nodes)
-        released |= titled & (first > after)
+        for k in np.flatnonzero(later_than_headline & ~released).tolist():
+            if next(table.elements[int(firsts[k])].iter(*_HEADINGS), None) is not None:
+                released[k] = True
     out[idx] = released[run_of]
     return out
 
