@@ -40,8 +40,14 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-ar
         * CEPR-Article: SETPR's ``alpha``, ``lambda_``, ``radius``, ``edges``, plus
           ``content_level=0.75``, ``boilerplate_weight=0.5``, ``anchor_min_chars=50``,
           ``link_density=0.6``, ``story_path_weight=0.0``, ``story_continues=0.25``,
-          ``orphan_chars=60`` and the step switches ``anchor``, ``region``,
-          ``pre_title``, ``boilerplate``, ``captions=False``, ``duplicates``, ``comments``;
+          ``orphan_chars=60``, the step switches ``anchor``, ``region``,
+          ``pre_title``, ``boilerplate``, ``captions=False``, ``duplicates``, ``comments``,
+          and the growth, repeated-story and comment-guard parameters of
+          :class:`~scrapy_cepr.methods.article.ArticleParams` (``grow``, ``grow_path``,
+          ``grow_weight``, ``grow_cost``, ``grow_min_gain``, ``duplicate_story``,
+          ``duplicate_path``, ``comment_records``, ``comment_cut``, ``comment_evidence``,
+          ``comment_evidence_share``, ``comment_after_share``, ``comment_headed``,
+          ``cut_min_before``);
         * CEDST (Zhang et al. 2018): ``gamma=2``, ``top_keywords=5``, ``topic_overlap=2``,
           ``stop_languages="all"``, ``weight_topic``/``weight_cluster``/
           ``weight_variance``/``weight_link=0.9``, ``siblings="container"``,

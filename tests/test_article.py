@@ -147,6 +147,16 @@ def test_setpr_parameters_act_on_it():
         ("orphan_chars", -1),
         ("comments", "yes"),
         ("captions", 1),
+        ("grow", "no"),
+        ("grow_cost", -0.1),
+        ("grow_min_gain", -1),
+        ("grow_weight", 1.5),
+        ("duplicate_story", 1.2),
+        ("duplicate_path", 0),
+        ("comment_evidence_share", -0.5),
+        ("comment_after_share", 2),
+        ("comment_headed", None),
+        ("cut_min_before", 1.1),
     ],
 )
 def test_parameters_are_validated(name, value):
@@ -172,3 +182,79 @@ def test_basic_article_byline_and_sidebar_are_left_out():
     body = extract(html).body.split("\n")
     assert len(body) == 5 and body[0].startswith("The harbour bridge reopened on Monday morning")
     assert body == extract(html, method="setpr").body.split("\n")
+
+
+def test_story_sections_that_repeat_a_structure_are_not_a_comment_thread():
+    # Issue 17: three sections of one guide are sibling <div>s with the same children
+    # (h2, p, p with a link), the DOM pattern of comment records; their paragraphs share
+    # the story's paragraph path, so they are the story. The real thread after it goes.
+    html = read("article_sections.html")
+    lines = extract(html).body.split("\n")
+    assert lines[0].startswith("A cool, dark and dry room")
+    assert "Potatoes" in lines and lines[-1].startswith("A well-cured squash keeps")
+    assert len(lines) == 10
+    assert not any("sand boxes last year" in line or "fernhill" in line for line in lines)
+
+
+def test_story_split_by_a_link_list_is_kept_whole():
+    # Issue 17 (truncation): a related-links block between the two halves of the story
+    # made the smaller subtree win in step 3b; step 5 drops that block anyway, so it no
+    # longer costs the larger region (step 3c).
+    html = read("article_split.html")
+    lines = extract(html).body.split("\n")
+    assert len(lines) == 4
+    assert lines[0].startswith("The river festival will return") and lines[-1].startswith("Tickets for the concert")
+    assert extract(html, grow=False).body.split("\n") == lines[:2]
+
+
+def test_story_printed_twice_keeps_one_copy():
+    # Issue 17: a hidden print copy repeats every paragraph of the story; step 7 dropped
+    # every repeated line, so the body came out empty. One copy now stays.
+    html = read("article_twice.html")
+    lines = extract(html).body.split("\n")
+    for start in ("Night trains will run", "The first train leaves", "Sleeping cars and a dining car"):
+        assert sum(line.startswith(start) for line in lines) == 1
+    assert extract(html, duplicate_story=1.0, duplicate_path=False).body == ""
+    # Either signal alone keeps the copy: the repeated lines are most of the kept text,
+    # and they are evidence on the story's paragraph path.
+    assert extract(html, duplicate_story=1.0).body.count("Night trains will run") == 1
+    assert extract(html, duplicate_path=False).body.count("Night trains will run") == 1
+
+
+def test_schedule_rows_are_not_cut_as_comments():
+    # Issue 17: NCE's comment phase read the rows of a schedule (similar, close blocks)
+    # as a thread and cut the whole body; a cut with almost none of the kept text before
+    # it would take the story itself and is refused (cut_min_before).
+    html = read("article_schedule.html")
+    lines = extract(html).body.split("\n")
+    assert sum(line.startswith(("September", "October")) for line in lines) == 6
+    assert lines[-1].startswith("Bring a draft")
+    assert extract(html, cut_min_before=0.0).body == ""
+
+
+def test_roundup_cards_opening_with_a_heading_are_kept():
+    # Issue 17: the picks of a round-up repeat one structure with a link each (comment
+    # records by structure); each holds a heading, as sections and cards do and reader
+    # comments do not (comment_headed), so they stay, after the intro.
+    html = read("article_roundup.html")
+    lines = extract(html).body.split("\n")
+    assert lines[0].startswith("Summer crowds fill the big resorts")
+    for name in ("North Cove", "Gull Point", "Sandhill Bay", "Old Quay", "Heron Sands"):
+        assert name in lines
+    assert extract(html, comment_headed=False).body.split("\n") == lines[:1]
+
+
+def test_a_real_thread_after_a_longer_story_still_goes():
+    # The guards of issue 17 keep the thread of article_comments.html out, with every
+    # switch on (headed, after-share, story-path and cut guards).
+    body = extract(read("article_comments.html")).body
+    assert "grandfather" not in body and "quarter past nine" in body
+
+
+def test_roundup_cards_with_a_nested_heading_are_kept():
+    # The heading may sit deeper in the card (a header <div> around it).
+    html = read("article_roundup.html").replace('<div class="pick"><h3>', '<div class="pick"><div class="head"><h3>')
+    html = html.replace("</h3>", "</h3></div>")
+    lines = extract(html).body.split("\n")
+    assert lines[0].startswith("Summer crowds fill the big resorts") and "Heron Sands" in lines
+    assert extract(html, comment_headed=False).body.split("\n") == lines[:1]

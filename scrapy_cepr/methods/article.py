@@ -38,6 +38,16 @@ a parameter, see ``benchmarks/ablation.py``):
    ancestor then wins only by adding more of the story's own paragraphs (the parts of
    a body split by ads), not a legal notice, a cookie banner or a teaser block with
    sentences of its own.
+   *3c. Growth* (``grow``): the region is chosen a third time along the same ancestors,
+   now with the text that steps 4, 5 and 8 drop wherever it lies (page chrome: ``nav``,
+   ``aside``, ``footer``, link-dense lines, comment records, the text up to the
+   headline) costing nothing, the other text off the story's path costing
+   ``grow_cost`` per character, and the text on the story's paragraph path outside
+   links counting as story whether or not it is evidence (``grow_path``). The larger
+   ancestor is taken only when it holds at least ``1 + grow_min_gain`` times the
+   story-path characters of the region: a multi-section article, a round-up or a
+   documentation page split into sibling subtrees is kept whole, while an author box
+   or a legal notice that shares the story's path does not move the region.
 4. **Before the headline** (Wang et al. 2009: the body lies *below* the title): text
    nodes of the region up to the end of the headline (kicker, breadcrumbs, the
    headline itself) are dropped, unless the region holds more body evidence above the
@@ -57,7 +67,11 @@ a parameter, see ``benchmarks/ablation.py``):
 7. **Repeated blocks** (applied last, after step 8, so that NCE's comment phase still
    sees the blocks it compares): a display block of more than 20 characters whose exact text
    occurs twice or more on the page is a repeated caption, teaser or slide label, not
-   a paragraph of the story, and is dropped.
+   a paragraph of the story, and is dropped. A story printed twice in the HTML (a print
+   or AMP copy, a hidden duplicate) keeps one copy, the first kept one, of each of its
+   lines: of every repeated line when the repeated lines hold at least
+   ``duplicate_story`` of the kept characters, and of each repeated line that is body
+   evidence on the story's paragraph path (``duplicate_path``).
 8. **Comment thread** (NCE, Laber et al. 2009, Phase 2, :func:`.nce.comment_start`):
    the first connected component of 3 closely located, similar blocks of the region
    starts the comments; it and everything after it are dropped, unless the story's
@@ -68,6 +82,16 @@ a parameter, see ``benchmarks/ablation.py``):
    first and are no body evidence for steps 2–3, so a comment thread denser than a
    short story cannot become the region; the run of records that holds the body's
    first sentence below the headline is the body's own layout and is kept.
+   A run of records is no comment thread, and is released (the region is then chosen
+   again from the same anchor), when its text is at least ``comment_evidence_share``
+   body evidence on the story's paragraph path (the story's own sections), when it
+   starts after the headline and the story's path holds at least
+   ``comment_after_share`` of its evidence after it (comments follow the story's end,
+   NCE's Assumption 2; they do not sit inside it), or, with ``comment_headed``, when
+   its records hold a heading ``h1``–``h6`` (sections and cards introduce their text
+   with one; a reader's comment does not). NCE's cut is refused when less than
+   ``cut_min_before`` of the kept characters lie before it (a schedule or a table at
+   the top of the body, not a thread after it).
 9. **Orphan headings** (:func:`orphan_headings`): a short line (< ``orphan_chars``
    characters, not ending a sentence) whose following text in the region was dropped
    up to the next kept line introduced boilerplate ("Related", "Share this:", "Most
@@ -78,15 +102,8 @@ quotes that belong to the story (the recall the global threshold loses). No rule
 keyed to a site, a language or class/id names; the signals are H', link density, tag
 names' HTML semantics, DOM containment and the position relative to the headline.
 
-Numbers (article-extraction-benchmark, 181 pages, ``benchmarks/ablation.py``):
-benchmark F1 0.967 (P 0.957, R 0.978) against SETPR's 0.875. Switching one step off
-costs: body subtree 0.045, log-scale evidence 0.027, headline anchor 0.018, in-region
-boilerplate 0.014, comment removal 0.013, story path 0.007, figures 0.005, repeated
-blocks 0.005, story-continues guard 0.003, text before the headline 0.002, orphan
-headings 0.001, sentence anchor 0.001. ``content_level``, ``boilerplate_weight`` and
-``orphan_chars`` were set by hand and are flat around their values (±0.002 F1);
-``link_density`` (0.5 → 0.6, NCE's fitted α) and ``anchor_min_chars`` (30 → 50) were
-picked among 3 values each on this corpus (+0.002 F1 together).
+What each step brings, on the article-extraction-benchmark and on WCXB's dev split,
+is measured by ``benchmarks/ablation.py`` (docs: *Methods*, "How CEPR-Article works").
 """
 
 from __future__ import annotations
@@ -117,6 +134,7 @@ NON_ARTICLE_TAGS = frozenset(
 )
 #: Image figures and their captions (dropped unless ``captions=True``).
 FIGURE_TAGS = frozenset(["figure", "figcaption"])
+_HEADINGS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
 _SENTENCE_END = frozenset(".!?…。！？")
 _CLOSERS = "\"'”’»)] "
 #: Repeated display blocks shorter than this (characters) are kept ("Share", "Reply").
@@ -160,6 +178,27 @@ class ArticleParams:
     :param captions: keep ``figure``/``figcaption`` text (step 6 off).
     :param duplicates: step 7 on/off.
     :param comments: step 8 on/off.
+    :param comment_records: step 8's comment records on/off.
+    :param comment_cut: step 8's NCE cut on/off.
+    :param comment_evidence: step 8 releases record runs with story evidence.
+    :param comment_evidence_share: in [0, 1], share of a run's characters that must be
+        evidence on the story's path for it to be released.
+    :param comment_after_share: in [0, 1], a run after the headline is released when the
+        story's path holds at least this share of its evidence characters after the run
+        (0: off).
+    :param comment_headed: step 8 releases runs whose records hold a heading.
+    :param cut_min_before: in [0, 1], NCE's cut is refused when less than this share of
+        the kept characters lies before it (0: never refused).
+    :param grow: step 3c on/off.
+    :param grow_path: step 3c counts text on the story's path as story, evidence or not.
+    :param grow_weight: in [0, 1], step 3c's weight of evidence off the story's path.
+    :param grow_cost: ≥ 0, step 3c's cost of one kept character that is not story.
+    :param grow_min_gain: ≥ 0, step 3c grows only when the story-path characters grow
+        by at least this share.
+    :param duplicate_story: in [0, 1], step 7 keeps one copy of each repeated line when
+        the repeated lines hold at least this share of the kept characters (1: off).
+    :param duplicate_path: step 7 keeps one copy of a repeated line that is evidence on
+        the story's path.
     :raises ValueError: naming the parameter and its allowed range.
     """
 
@@ -182,6 +221,20 @@ class ArticleParams:
     story_path_weight: float = 0.0
     orphan_chars: int = 60
     anchor_sentence: bool = True
+    comment_records: bool = True
+    comment_cut: bool = True
+    comment_evidence: bool = True
+    comment_evidence_share: float = 0.3
+    comment_after_share: float = 0.1
+    comment_headed: bool = True
+    cut_min_before: float = 0.3
+    grow: bool = True
+    grow_path: bool = True
+    duplicate_story: float = 0.7
+    duplicate_path: bool = True
+    grow_weight: float = 0.0
+    grow_cost: float = 0.1
+    grow_min_gain: float = 0.5
 
     def __post_init__(self) -> None:
         setpr = CEPRParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
@@ -193,8 +246,23 @@ class ArticleParams:
         object.__setattr__(self, "link_density", check_real("link_density", self.link_density, 0.0, 1.0))
         object.__setattr__(self, "story_continues", check_real("story_continues", self.story_continues))
         object.__setattr__(self, "orphan_chars", check_int("orphan_chars", self.orphan_chars, 0, 10**9))
+        object.__setattr__(
+            self, "comment_evidence_share", check_real("comment_evidence_share", self.comment_evidence_share, 0.0, 1.0)
+        )
+        object.__setattr__(self, "duplicate_story", check_real("duplicate_story", self.duplicate_story, 0.0, 1.0))
+        object.__setattr__(self, "grow_min_gain", check_real("grow_min_gain", self.grow_min_gain))
+        object.__setattr__(self, "grow_cost", check_real("grow_cost", self.grow_cost))
+        object.__setattr__(
+            self, "comment_after_share", check_real("comment_after_share", self.comment_after_share, 0.0, 1.0)
+        )
+        object.__setattr__(self, "cut_min_before", check_real("cut_min_before", self.cut_min_before, 0.0, 1.0))
+        object.__setattr__(self, "grow_weight", check_real("grow_weight", self.grow_weight, 0.0, 1.0))
         object.__setattr__(self, "story_path_weight", check_real("story_path_weight", self.story_path_weight, 0.0, 1.0))
-        for name in ("anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence"):
+        for name in (
+            "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
+            "comment_records", "comment_cut", "comment_evidence", "grow", "duplicate_path", "comment_headed",
+            "grow_path",
+        ):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {value!r}")
@@ -263,6 +331,154 @@ def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars:
     return int(found[0]) + after + 1 if found.size else None
 
 
+def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | None, evidence: np.ndarray,
+            in_records: np.ndarray, chars: np.ndarray, dropped: np.ndarray | None = None,
+            anchor: int | None = None) -> tuple[int, np.ndarray, int | None, int | None]:
+    """Steps 2–3c: ``(u, evidence, story, start)``, the region's element (0: the whole
+    page when step 3 is off), the body evidence used (every text outside links and
+    records when none lies below the headline), the story's paragraph path id and the
+    anchor text node (None without an anchor). *anchor*: a text node to use as the
+    anchor instead of step 2's."""
+    if not (params.region and len(table)):
+        return 0, evidence, None, None
+    start = anchor
+    if start is None and params.anchor and headline is not None:
+        # A sentence (a paragraph of the story), not a dateline or a byline.
+        start = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
+        if params.anchor_sentence and start is not None:
+            # Prefer a sentence (a paragraph of the story) to a dateline or byline
+            # line, if no more than 3 lines of evidence lie above it.
+            sentence = _sentence_anchor(page, evidence & (page.char_counts >= params.anchor_min_chars), headline)
+            if sentence is not None:
+                lines = _distinct_sorted(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]])
+                if lines <= 3:
+                    start = sentence
+        if start is None:
+            # No evidence below the headline (H' is dominated by other blocks): every
+            # text outside links and comment records counts, as when σ(H') = 0.
+            plain = ~page.in_link & ~in_records
+            start = _anchor_node(plain, page.char_counts, headline, params.anchor_min_chars)
+            if start is not None:
+                evidence = plain
+    good = np.where(evidence, chars, 0.0)
+    u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
+    story = None
+    if start is not None:
+        lo, hi = table.text_range(u)
+        story = story_path(page.path_ids[lo : hi + 1], good[lo : hi + 1], len(page.path_names))
+        if params.story_path_weight < 1.0:
+            # Step 3b: again, with evidence off the story's paragraph path discounted.
+            weighted = np.where(page.path_ids == story, good, params.story_path_weight * good)
+            u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
+        if dropped is not None:
+            # Step 3c: again, the cost counting only the text the later steps keep.
+            on_path = page.path_ids == story
+            if params.grow_path:
+                # The story's paragraph path is the story (CEPR's premise), evidence or not.
+                path_good = np.where(on_path & ~page.in_link & ~in_records & ~dropped, chars, 0.0)
+                good = np.maximum(good, path_good)
+            weighted = np.where(on_path, good, params.grow_weight * good)
+            grown = body_subtree(table, weighted, np.where(dropped, 0.0, chars - good), params.grow_cost, start)
+            if grown != u and grown <= u < table.end[grown]:
+                # Only when the story grows by a share of itself (a section beside it),
+                # not by a box or a paragraph that shares its path.
+                lo, hi = table.text_range(grown)
+                gain = float(weighted[lo : hi + 1].sum())
+                lo, hi = table.text_range(u)
+                if gain >= (1.0 + params.grow_min_gain) * float(weighted[lo : hi + 1].sum()):
+                    u = grown
+    return u, evidence, story, start
+
+
+def _step5_tags(params: ArticleParams) -> frozenset[str]:
+    """The tags whose text steps 5 and 6 drop inside the region."""
+    return (NON_ARTICLE_TAGS if params.boilerplate else frozenset()) | (frozenset() if params.captions else FIGURE_TAGS)
+
+
+def _tag_depths(page: Page, tags: frozenset[str]) -> np.ndarray:
+    """int64 ``(P,)`` over the page's tag paths: the depth (``html`` = 0) of the deepest
+    element with a tag in *tags* on the path, -1 if there is none. A text node lies
+    inside such an element strictly below an element of depth d exactly when its path's
+    value exceeds d; read off the paths (a few hundred per page) instead of the tree.
+
+    >>> page = Page.from_html("<html><body><nav><p>a</p></nav><p>b</p></body></html>")
+    >>> _tag_depths(page, frozenset(["nav"]))[page.path_ids].tolist()
+    [2, -1]
+    """
+    n = len(page.path_names)
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0 or not tags:
+        return out
+    depth = np.fromiter(map(len, page.path_codes), np.int64, n) - 1
+    hit = np.fromiter(map(tags.__contains__, page.path_names), bool, n)
+    if not hit.any():
+        return out
+    out[hit] = depth[hit]
+    # Pointer jumping up the path tree: after k rounds each path has seen its 2^k
+    # nearest ancestors.
+    anc = np.asarray(page.path_parents, dtype=np.int64)
+    anc = np.where(anc < 0, np.arange(n), anc)
+    for _ in range(int(depth.max()).bit_length() + 1):
+        out = np.maximum(out, out[anc])
+        anc = anc[anc]
+    return out
+
+def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, evidence: np.ndarray,
+                   chars: np.ndarray, share: float, after_share: float = 0.0, after: int = -1,
+                   headed: bool = False) -> np.ndarray:
+    """The runs of comment records (bool ``(E,)`` *records*) whose text is at least
+    *share* body evidence on the story's paragraph path (*on_story*, bool ``(N,)``):
+    bool ``(E,)``, the members of those runs. A run is a maximal sequence of flagged
+    consecutive siblings; a text node belongs to the run whose range ``[first, end)``
+    of elements holds its owner.
+
+    With *after_share* > 0, a run that starts after text node *after* (the headline) is
+    released too when the story's path holds, after the run, at least *after_share* of
+    the story's evidence characters outside the runs: a comment thread follows the
+    story's end (NCE's Assumption 2, Laber et al. 2009), it does not sit inside it.
+    """
+    idx = np.flatnonzero(records)
+    out = np.zeros(records.size, dtype=bool)
+    if idx.size == 0:
+        return out
+    parent, end = table.parent, table.end
+    new_run = np.ones(idx.size, dtype=bool)
+    new_run[1:] = ~((parent[idx[1:]] == parent[idx[:-1]]) & (idx[1:] == end[idx[:-1]]))
+    run_of = np.cumsum(new_run) - 1
+    firsts = idx[new_run]
+    lasts = np.append(idx[np.flatnonzero(new_run)[1:] - 1], idx[-1])
+    stops = end[lasts]
+    owner = table.owner
+    k = np.searchsorted(firsts, owner, side="right") - 1
+    inside = (k >= 0) & (owner < stops[np.maximum(k, 0)])
+    kk = k[inside]
+    total = np.bincount(kk, weights=chars[inside], minlength=firsts.size)
+    story = np.bincount(kk, weights=(chars * (evidence & on_story))[inside], minlength=firsts.size)
+    released = (story >= share * total) & (story > 0)
+    if after_share > 0 or headed:
+        nodes = np.flatnonzero(inside)
+        first = np.full(firsts.size, owner.size, dtype=np.int64)
+        np.minimum.at(first, kk, nodes)
+        later_than_headline = first > after
+    if after_share > 0:
+        last = np.full(firsts.size, -1, dtype=np.int64)
+        np.maximum.at(last, kk, nodes)
+        outside = np.where(inside, 0.0, chars * (evidence & on_story))
+        cum = np.concatenate(([0.0], np.cumsum(outside)))
+        story_total = cum[-1]
+        later = story_total - cum[np.minimum(last + 1, owner.size)]
+        released |= later_than_headline & (last >= 0) & (later >= after_share * story_total) & (story_total > 0)
+    if headed:
+        # Records that hold a heading (h1–h6; the run's first record is read) are
+        # sections or cards of the page (each introduces its own text), not the
+        # records of a reader's thread.
+        for k in np.flatnonzero(later_than_headline & ~released).tolist():
+            if next(table.elements[int(firsts[k])].iter(*_HEADINGS), None) is not None:
+                released[k] = True
+    out[idx] = released[run_of]
+    return out
+
+
 def body_subtree(table: DomTable, good: np.ndarray, bad: np.ndarray, beta: float, start: int | None) -> int:
     """Step 3: the body subtree, an element index of *table*.
 
@@ -286,10 +502,13 @@ def body_subtree(table: DomTable, good: np.ndarray, bad: np.ndarray, beta: float
         chain.append(e)
         e = int(parent[e])
     chain_arr = np.array(chain, dtype=np.int64)
-    ends = table.end[chain_arr]
-    g = np.concatenate(([0.0], np.cumsum(np.bincount(table.owner, weights=good, minlength=n), dtype=np.float64)))
-    b = np.concatenate(([0.0], np.cumsum(np.bincount(table.owner, weights=bad, minlength=n), dtype=np.float64)))
-    score = (g[ends] - g[chain_arr]) - beta * (b[ends] - b[chain_arr])
+    # T_e's text nodes are one contiguous range (the text of e, its descendants and
+    # their tails): prefix sums over the text nodes, read at the chain's ranges.
+    lo = table.first_text[chain_arr]
+    hi = table.last_text[chain_arr] + 1
+    g = np.concatenate(([0.0], np.cumsum(good, dtype=np.float64)))
+    b = np.concatenate(([0.0], np.cumsum(bad, dtype=np.float64)))
+    score = (g[hi] - g[lo]) - beta * (b[hi] - b[lo])
     return int(chain_arr[np.argmax(score)])
 
 
@@ -474,6 +693,23 @@ def repeated_lines(texts: list[str], char_counts: np.ndarray, starts: np.ndarray
     return out
 
 
+def first_copies(texts: list[str], starts: np.ndarray, ends: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """bool ``(B,)``: among the display blocks flagged in *which* (bool ``(B,)``), the
+    first one of each distinct line (text nodes joined by a space).
+
+    >>> first_copies(["a b", "c", "a b", "c"], np.arange(4), np.arange(1, 5), np.array([True, True, True, False])).tolist()
+    [True, True, False, False]
+    """
+    out = np.zeros(starts.size, dtype=bool)
+    seen: set[str] = set()
+    for b in np.flatnonzero(which).tolist():
+        line = " ".join(texts[starts[b] : ends[b]])
+        if line not in seen:
+            seen.add(line)
+            out[b] = True
+    return out
+
+
 def _distinct_sorted(values: np.ndarray) -> int:
     """Number of distinct values of a sorted array (``np.unique(values).size``).
 
@@ -510,10 +746,11 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     tau = std_threshold(h_smoothed, alpha)
     chars = page.char_counts.astype(np.float64)
     evidence = body_evidence(h_smoothed, tau, page.in_link, params.content_level)
-    keep = np.ones(n, dtype=bool)
+    evidence_all = evidence
     table = DomTable(page)
     in_records = np.zeros(n, dtype=bool)
-    if params.comments and len(table):
+    records = np.zeros(len(table), dtype=bool)
+    if params.comments and params.comment_records and len(table):
         starts_of_body = []
         if headline is not None:
             # The first sentence-sized text below the headline starts the body, and so
@@ -524,38 +761,43 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             first = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
             if first is not None and not any(headline < h < first for _, h, _ in page.headings):
                 starts_of_body.append(int(table.owner[first]))
-        in_records = table.covered(record_lists(table, keep_runs=tuple(starts_of_body)))[table.owner]
-        evidence &= ~in_records
-    u = 0
+        records = record_lists(table, keep_runs=tuple(starts_of_body))
+        in_records = table.covered(records)[table.owner]
+        evidence = evidence & ~in_records
+    starts, ends = _block_ranges(page.blocks)
+    dense = None
+    if params.boilerplate and params.link_density < 1.0:
+        link_chars = np.add.reduceat(chars * page.in_link, starts)
+        all_chars = np.add.reduceat(chars, starts)
+        dense = np.repeat(link_chars > params.link_density * np.maximum(all_chars, 1.0), ends - starts)
+    tag_depth = _tag_depths(page, _step5_tags(params))
+    dropped = None
+    if params.grow and len(table):
+        # Text that steps 4–6 and 8 drop wherever it lies costs the region nothing.
+        dropped = in_records.copy()
+        if dense is not None:
+            dropped |= dense
+        dropped |= tag_depth[page.path_ids] >= 0
+        if params.pre_title and headline is not None:
+            dropped[: headline + 1] = True
+    u, evidence, story, start = _region(page, table, params, headline, evidence, in_records, chars, dropped)
+    if story is not None and params.comment_evidence and in_records.any():
+        # Step 8's records that carry the story's paragraph path are sections of the
+        # story, not a comment thread: released, and the region is chosen again.
+        released = _story_records(table, records, page.path_ids == story, evidence_all & ~page.in_link, chars,
+                                  params.comment_evidence_share, params.comment_after_share,
+                                  -1 if headline is None else headline, params.comment_headed)
+        if released.any():
+            in_records_before = in_records
+            records &= ~released
+            in_records = table.covered(records)[table.owner]
+            evidence = evidence_all & ~in_records | (evidence & ~evidence_all)
+            if dropped is not None:
+                dropped &= ~(in_records_before & ~in_records)
+            # The story still starts at its anchor; the released runs only add to it.
+            u, evidence, story, start = _region(page, table, params, headline, evidence, in_records, chars, dropped, start)
+    keep = np.ones(n, dtype=bool)
     if params.region and len(table):
-        start = None
-        if params.anchor and headline is not None:
-            # A sentence (a paragraph of the story), not a dateline or a byline.
-            start = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
-            if params.anchor_sentence and start is not None:
-                # Prefer a sentence (a paragraph of the story) to a dateline or byline
-                # line, if no more than 3 lines of evidence lie above it.
-                sentence = _sentence_anchor(page, evidence & (page.char_counts >= params.anchor_min_chars), headline)
-                if sentence is not None:
-                    lines = _distinct_sorted(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]])
-                    if lines <= 3:
-                        start = sentence
-            if start is None:
-                # No evidence below the headline (H' is dominated by other blocks): every
-                # text outside links and comment records counts, as when σ(H') = 0.
-                plain = ~page.in_link & ~in_records
-                start = _anchor_node(plain, page.char_counts, headline, params.anchor_min_chars)
-                if start is not None:
-                    evidence = plain
-        good = np.where(evidence, chars, 0.0)
-        u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
-        if params.story_path_weight < 1.0 and start is not None:
-            # Step 3b: again, with evidence off the story's paragraph path discounted.
-            lo, hi = table.text_range(u)
-            hi += 1
-            story = page.path_ids == story_path(page.path_ids[lo:hi], good[lo:hi], len(page.path_names))
-            weighted = np.where(story, good, params.story_path_weight * good)
-            u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
         keep[:] = False
         first, last = table.text_range(u)
         if first <= last:
@@ -574,28 +816,47 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         below = float(chars[end:][keep[end:] & evidence[end:]].sum())
         if above <= below:
             keep[:end] = False
-    if len(table):
-        tags = NON_ARTICLE_TAGS if params.boilerplate else frozenset()
-        if not params.captions:
-            tags = tags | FIGURE_TAGS
-        if tags:
-            keep &= ~table.covered(table.descendants_tagged(u, tags))[table.owner]
-    starts, ends = _block_ranges(page.blocks)
-    if params.boilerplate and params.link_density < 1.0:
-        link_chars = np.add.reduceat(chars * page.in_link, starts)
-        all_chars = np.add.reduceat(chars, starts)
-        dense = link_chars > params.link_density * np.maximum(all_chars, 1.0)
-        keep &= ~np.repeat(dense, ends - starts)
+    if len(table) and tag_depth.size:
+        # Steps 5-6: the text inside such elements strictly below the region's root.
+        depth, e = -1, u
+        while e >= 0:
+            depth += 1
+            e = int(table.parent[e])
+        keep &= tag_depth[page.path_ids] <= depth
+    if dense is not None:
+        keep &= ~dense
     if params.comments:
         keep &= ~in_records
-        cut = comment_start(page, keep, _NCE_PARAMS)
+        cut = comment_start(page, keep, _NCE_PARAMS) if params.comment_cut else None
+        if cut is not None and params.cut_min_before > 0:
+            # A comment thread follows the story: a cut with (almost) none of the kept
+            # text before it would take the story itself (a schedule, a table, a list).
+            kept = chars * keep
+            if float(kept[:cut].sum()) < params.cut_min_before * float(kept.sum()):
+                cut = None
         if cut is not None and not _story_continues(page, keep & evidence, cut, params.story_continues):
             keep[cut:] = False
     if params.orphan_chars:
         keep &= ~orphan_headings(page, region_keep, keep, starts, ends, params.orphan_chars)
     if params.duplicates:
         # Last, so that NCE's comment phase sees the blocks it compares (step 7).
-        keep &= ~np.repeat(repeated_lines(page.texts, page.char_counts, starts, ends), ends - starts)
+        repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
+        if repeated.any() and (params.duplicate_story < 1.0 or params.duplicate_path):
+            # The story itself appears twice (a print or AMP copy, a hidden duplicate):
+            # one copy of its lines, the first kept one, stays when the repeated lines
+            # hold most of the kept text, or, line by line, when the copy is body
+            # evidence on the story's paragraph path.
+            kept_chars = np.add.reduceat(chars * keep, starts)
+            total = float(kept_chars.sum())
+            story_copy = np.zeros(starts.size, dtype=bool)
+            if params.duplicate_story < 1.0 and total > 0:
+                if float(kept_chars[repeated].sum()) >= params.duplicate_story * total:
+                    story_copy[:] = True
+            if params.duplicate_path and story is not None:
+                story_copy |= np.add.reduceat(chars * (keep & evidence & (page.path_ids == story)), starts) > 0
+            first = first_copies(page.texts, starts, ends, repeated & (kept_chars > 0))
+            repeated &= ~(first & story_copy)
+        keep &= ~np.repeat(repeated, ends - starts)
     return text_node_extraction(
         page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
         keep=keep, tau=tau, punc_num=page.punct_counts,
