@@ -28,10 +28,18 @@ import os
 import sys
 from collections import defaultdict
 
-from scrapy_cepr.core.page import Page
 from scrapy_cepr.core.errors import NotHTMLError
+from scrapy_cepr.core.page import Page
 from scrapy_cepr.evaluation import (
-    CORPUS_ENV, PAGE_TYPES, WCXB_ENV, benchmark_counts, benchmark_summary, load_corpus, load_wcxb, page_f1, word_f1,
+    CORPUS_ENV,
+    PAGE_TYPES,
+    WCXB_ENV,
+    benchmark_counts,
+    benchmark_summary,
+    load_corpus,
+    load_wcxb,
+    page_f1,
+    word_f1,
 )
 from scrapy_cepr.methods import get_method
 
