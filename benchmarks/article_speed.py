@@ -48,27 +48,27 @@ import lxml.html
 from lxml import etree
 
 from scrapy_cepr import extract
+from scrapy_cepr.core import article
 from scrapy_cepr.core.page import Page, decode_html
 from scrapy_cepr.core.parse import _PARSER_OPTIONS
 from scrapy_cepr.evaluation import CORPUS_ENV, load_corpus
-from scrapy_cepr.methods import article
 
 #: Functions reported by ``--profile`` (module file suffix, function name) and a label.
 PROFILED: list[tuple[str, str, str]] = [
     ("core/page.py", "from_html", "page model (Page.from_html)"),
     ("core/page.py", "_parse", "  lxml parse + strip (page._parse)"),
-    ("methods/article.py", "run", "cepr-article run (after the page model)"),
+    ("core/article.py", "run", "cepr-article run (after the page model)"),
     ("core/title.py", "pick_title", "  title (pick_title)"),
     ("core/setpr.py", "histogram", "  SETPR histogram H, H'"),
     ("core/page.py", "punct_counts", "    punctuation counts"),
     ("core/region.py", "__init__", "  DomTable"),
-    ("methods/article.py", "record_lists", "  comment records (record_lists)"),
+    ("core/article.py", "record_lists", "  comment records (record_lists)"),
     ("core/region.py", "covered", "  DomTable.covered"),
-    ("methods/article.py", "body_subtree", "  body subtree (step 3)"),
-    ("methods/article.py", "_sentence_anchor", "  sentence anchor (step 2)"),
+    ("core/article.py", "body_subtree", "  body subtree (step 3)"),
+    ("core/article.py", "_sentence_anchor", "  sentence anchor (step 2)"),
     ("core/region.py", "descendants_tagged", "  non-article tags (steps 5-6)"),
     ("core/comments.py", "comment_start", "  NCE comment phase (step 8)"),
-    ("methods/article.py", "orphan_headings", "  orphan headings (step 9)"),
+    ("core/article.py", "orphan_headings", "  orphan headings (step 9)"),
     ("core/result.py", "text_node_extraction", "  body assembly (text_node_extraction)"),
 ]
 

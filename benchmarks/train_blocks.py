@@ -40,11 +40,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from treemodel import lightgbm_to_spec, write_spec
 
+from scrapy_cepr.core.article import ArticleParams
 from scrapy_cepr.core.blocks import FEATURES, PAGE_TYPES, with_page_type
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.evaluation import benchmark_counts, benchmark_summary, load_corpus, load_wcxb, word_f1
 from scrapy_cepr.methods import typed
-from scrapy_cepr.methods.article import ArticleParams
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "scrapy_cepr" / "models" / "blocks.json"

@@ -11,9 +11,9 @@ from lxml import etree
 
 from scrapy_cepr import extract
 from scrapy_cepr.core.page import Page
+from scrapy_cepr.core.region import DomTable, preorder_links
 from scrapy_cepr.methods import get_method
 from scrapy_cepr.methods.article import body_evidence, record_lists
-from scrapy_cepr.core.region import DomTable, preorder_links
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

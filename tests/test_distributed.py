@@ -33,12 +33,12 @@ else:
     pytest.importorskip("scrapy_redis", reason="needs scrapy-redis: pip install 'scrapy-cepr[redis]'")
     redis = pytest.importorskip("redis", reason="needs redis-py: pip install 'scrapy-cepr[redis]'")
 
+from httpserver import PageServer, ServedPage, parse_stats_dump
+from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary
 from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from httpserver import PageServer, ServedPage, parse_stats_dump
-from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary
 from scrapy_cepr.distributed import RecoveringScheduler, loads, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,8 +20,8 @@ from scrapy_cepr.render import (
     INSTALL_HINT,
     BrowserNotFound,
     Geometry,
-    RenderError,
     Renderer,
+    RenderError,
     embedded_geometry,
     find_chromium,
 )

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from lxml import html as lxml_html
 from browser import require_browser
+from lxml import html as lxml_html
 
 import scrapy_cepr
 from scrapy_cepr.methods import get_method

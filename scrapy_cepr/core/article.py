@@ -114,14 +114,14 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..core.page import Page
-from ..core.params import check_int, check_real
-from ..core.result import Extraction, text_node_extraction
-from ..core.threshold import std_threshold
-from ..core.title import pick_title
-from ..core.setpr import PAPER_ALPHA, CEPRParams, histogram
-from ..core.region import DomTable
-from ..core.comments import NCEParams, comment_start
+from .comments import NCEParams, comment_start
+from .page import Page
+from .params import check_int, check_real
+from .region import DomTable
+from .result import Extraction, text_node_extraction
+from .setpr import PAPER_ALPHA, CEPRParams, histogram
+from .threshold import std_threshold
+from .title import pick_title
 
 __all__ = ["ArticleParams", "NON_ARTICLE_TAGS", "body_evidence", "body_subtree", "run"]
 

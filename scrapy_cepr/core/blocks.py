@@ -22,7 +22,7 @@ Features per block (:data:`FEATURES`, one float32 column each):
   2010), whether the line ends a sentence, whether its text repeats elsewhere;
 * position: relative position in the page (characters before it), signed distance to the
   headline in blocks and characters;
-* CEPR-Article (:mod:`scrapy_cepr.methods.article`): whether the block is kept by it,
+* CEPR-Article (:mod:`scrapy_cepr.core.article`): whether the block is kept by it,
   and whether it lies between its first and last kept node;
 * neighbours: the values of a few of the above for the previous and next blocks and
   over a window of ±3 blocks;
@@ -180,7 +180,7 @@ def block_features(
     :param regions: int ``(A, 2)``, CEPR-Article's region and its ancestors as block
         ranges (:func:`ancestor_ranges`), or None.
     :param records: bool ``(N,)``, text nodes inside repeated sibling records
-        (:func:`scrapy_cepr.methods.article.record_lists`), or None.
+        (:func:`scrapy_cepr.core.article.record_lists`), or None.
     :returns: :class:`BlockFeatures` with ``B`` rows (``B = 0`` for a page without text).
     """
     starts, ends = block_ranges(page.blocks)

@@ -51,6 +51,8 @@ from importlib import resources
 
 import numpy as np
 
+from ..core.article import ArticleParams, record_lists, repeated_lines
+from ..core.article import run as article_run
 from ..core.blocks import (
     FEATURES,
     PAGE_TYPES,
@@ -65,8 +67,6 @@ from ..core.params import check_real
 from ..core.region import DomTable
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_trees
-from .article import ArticleParams, record_lists, repeated_lines
-from .article import run as article_run
 
 __all__ = ["MODEL_FILE", "TypedParams", "analyse", "assemble", "load_model", "run"]
 

@@ -92,9 +92,9 @@ from lxml import html as lxml_html
 from ..core.formats import base_url, image_url, make_xml_safe, safe_url
 from ..core.page import Page
 from ..core.params import check_choice, check_real
+from ..core.region import DomTable
 from ..core.result import Extraction, text_node_extraction
 from ..core.text import CJK_RE
-from ..core.region import DomTable
 
 __all__ = [
     "BODY_FEATURES",
