@@ -472,9 +472,9 @@ def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, e
         # Records that hold a heading (h1–h6; the run's first record is read) are
         # sections or cards of the page (each introduces its own text), not the
         # records of a reader's thread.
-        for k in np.flatnonzero(later_than_headline & ~released).tolist():
-            if next(table.elements[int(firsts[k])].iter(*_HEADINGS), None) is not None:
-                released[k] = True
+        for r in np.flatnonzero(later_than_headline & ~released).tolist():
+            if next(table.elements[int(firsts[r])].iter(*_HEADINGS), None) is not None:
+                released[r] = True
     out[idx] = released[run_of]
     return out
 
@@ -854,8 +854,8 @@ def run(page: Page, params: ArticleParams) -> Extraction:
                     story_copy[:] = True
             if params.duplicate_path and story is not None:
                 story_copy |= np.add.reduceat(chars * (keep & evidence & (page.path_ids == story)), starts) > 0
-            first = first_copies(page.texts, starts, ends, repeated & (kept_chars > 0))
-            repeated &= ~(first & story_copy)
+            first_copy = first_copies(page.texts, starts, ends, repeated & (kept_chars > 0))
+            repeated &= ~(first_copy & story_copy)
         keep &= ~np.repeat(repeated, ends - starts)
     return text_node_extraction(
         page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,

@@ -41,6 +41,7 @@ from collections import Counter
 from functools import lru_cache
 from importlib import resources
 from operator import attrgetter
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -412,7 +413,7 @@ def page_type(page: Any) -> str | None:
     return most_probable(page_type_proba(page))
 
 
-def most_probable(proba: dict[str, float] | None) -> str | None:
+def most_probable(proba: Mapping[str, float] | None) -> str | None:
     """The type with the highest probability in *proba* (None for None); ties go to the
     first in :data:`PAGE_TYPES`."""
     if not proba:

@@ -71,27 +71,27 @@ class TreeEnsemble:
         _check(isinstance(spec, dict), "a tree model is a JSON object")
         _check(spec.get("format") == FORMAT, f"format is {spec.get('format')!r}, expected {FORMAT!r}")
         _check(spec.get("version") == VERSION, f"version is {spec.get('version')!r}, expected {VERSION}")
-        objective = spec.get("objective")
+        objective: Any = spec.get("objective")
         _check(objective in _OBJECTIVES, f"objective {objective!r} is not one of {_OBJECTIVES}")
-        num_class = spec.get("num_class", 1)
+        num_class: Any = spec.get("num_class", 1)
         _check(_is_int(num_class) and num_class >= 1, f"num_class {num_class!r} is not a positive integer")
         _check((objective == "multiclass") == (num_class >= 2),
                f"objective {objective!r} with num_class {num_class}")
-        num_features = spec.get("num_features")
+        num_features: Any = spec.get("num_features")
         _check(_is_int(num_features) and num_features >= 1, f"num_features {num_features!r} is not a positive integer")
-        names = spec.get("feature_names")
+        names: Any = spec.get("feature_names")
         _check(names is None or (isinstance(names, list) and len(names) == num_features
                                  and all(isinstance(n, str) for n in names)),
                "feature_names must be a list of num_features strings")
-        classes = spec.get("class_names")
+        classes: Any = spec.get("class_names")
         _check(classes is None or (isinstance(classes, list) and len(classes) == num_class
                                    and all(isinstance(n, str) for n in classes)),
                "class_names must be a list of num_class strings")
-        sigmoid = spec.get("sigmoid", 1.0)
+        sigmoid: Any = spec.get("sigmoid", 1.0)
         _check(isinstance(sigmoid, (int, float)) and not isinstance(sigmoid, bool) and sigmoid > 0,
                f"sigmoid {sigmoid!r} is not a positive number")
-        trees = spec.get("trees")
-        _check(isinstance(trees, list) and trees, "trees must be a non-empty list")
+        trees: Any = spec.get("trees")
+        _check(isinstance(trees, list) and bool(trees), "trees must be a non-empty list")
 
         self.objective: str = objective
         self.num_class: int = int(num_class)
