@@ -38,10 +38,10 @@ import json
 import logging
 import re
 from collections import Counter
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from operator import attrgetter
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
