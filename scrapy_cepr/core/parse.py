@@ -52,13 +52,15 @@ from __future__ import annotations
 import logging
 import re
 
+import numpy as np
 from lxml import etree
 
 from .errors import ParseError, TooComplexError
 
 __all__ = [
     "HEAD_TAGS", "MAX_ATTRIBUTES", "MAX_ATTRIBUTES_PER_ELEMENT", "MAX_DEPTH", "MAX_ELEMENTS", "REMOVED_TAGS",
-    "check_bounds", "count_markup", "flatten_source", "flatten_tree", "parse_html", "repair_layout",
+    "check_bounds", "count_markup", "flatten_source", "flatten_tree", "markup_bounds", "parse_html",
+    "repair_layout",
 ]
 
 logger = logging.getLogger(__name__)
@@ -466,10 +468,10 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
                  max_per_element: int = MAX_ATTRIBUTES_PER_ELEMENT) -> tuple[int, int, int]:
     """Refuse, before parsing, HTML *data* whose parse would be superlinear or too big:
     more than *max_per_element* attributes on one element, *max_attributes* in all, or
-    *max_elements* elements (0 = no limit for that count). Returns the counts of
-    :func:`count_markup`, except that the attributes in all are an upper bound when it
-    is within *max_attributes*, and the most attributes on one element 0 when within
-    *max_per_element*.
+    *max_elements* elements (0 = no limit for that count). Returns upper bounds of the
+    counts of :func:`count_markup` ``(elements, attributes, most on one element)``; each
+    is exact only when a cheap bound (:func:`markup_bounds`) was not enough to show it
+    within its limit.
 
     :raises TooComplexError: a count is above its bound (the message names it).
 
@@ -478,6 +480,11 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
     ...
     scrapy_cepr.core.errors.TooComplexError: page too complex: 3 attributes on one element (limit 2)
     """
+    elements, attributes, most = bounds = markup_bounds(data, max_elements, max_attributes, max_per_element)
+    if (not max_elements or elements <= max_elements) and (not max_attributes or attributes <= max_attributes) \
+            and (not max_per_element or most <= max_per_element):
+        return bounds
+    # A cheap bound is above its limit: count exactly (the tokenizer pass).
     elements, attributes, most = counts = _count(data, max_per_element, max_attributes, max_elements)
     if max_per_element and most > max_per_element:
         raise TooComplexError(f"page too complex: {most:,} attributes on one element (limit {max_per_element:,})")
@@ -487,3 +494,113 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
         # (the count stopped at the bound)
         raise TooComplexError(f"page too complex: more than {max_elements:,} elements (the limit)")
     return counts
+
+
+# Cheap upper bounds (markup_bounds). Byte values: '"', "'", "/", "=", ">", "<".
+_DQ, _SQ, _SLASH, _EQ, _GT, _LT = 34, 39, 47, 61, 62, 60
+# Bytes looked at before a quote for the "=" that makes it open a value, whitespace
+# runs longer than this count as an "=" (more values, never fewer).
+_OPENER_LOOKBACK = 4
+_START_TAG_RE = re.compile(rb"<[A-Za-z]")
+
+
+def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
+                  max_per_element: int = 0) -> tuple[int, int, int]:
+    """Upper bounds of :func:`count_markup` ``(elements, attributes, most attributes on
+    one element)`` of the HTML *data*, from a few vectorized passes over its bytes (no
+    tokenizer); a bound is only refined while it is above its *max_* (0: never refined).
+    Each is sound because of how the HTML standard's tokenizer (WHATWG HTML §13.2.5.32–
+    13.2.5.42) reads a start tag:
+
+    * an element needs a ``<`` and another byte, so elements ≤ bytes // 2 and ≤ the
+      ``<`` bytes;
+    * an attribute starts after a separator (ASCII whitespace or ``/``) or right after
+      the closing quote of a value, at a byte that is none of those nor ``>``; so its
+      start and the byte before it are its own, and attributes ≤ bytes // 2 and ≤ the
+      (separator or closing quote, start byte) pairs;
+    * a start tag ends at the first ``>`` outside its quoted values, and a quote opens a
+      value only after ``=`` (and whitespace), up to the next quote of its kind. A ``>``
+      whose last ``"`` and last ``'`` before it open no value ends every tag that reaches
+      it; between two such ``>`` a tag holds at most half the bytes, or the attribute
+      starts after the first ``<`` + letter.
+
+    Every doubt (control bytes, long whitespace before a quote) counts as more.
+
+    >>> markup_bounds(b'<p class=a id="x>y">One<br/>')
+    (14, 14, 14)
+    >>> markup_bounds(b'<p class=a id="x>y">One<br/>', 1, 1, 1)
+    (2, 3, 3)
+    """
+    n = len(data)
+    elements = attributes = most = n // 2
+    if not (max_elements and elements > max_elements or max_attributes and attributes > max_attributes
+            or max_per_element and most > max_per_element):
+        return elements, attributes, most
+    arr = np.frombuffer(data, np.uint8)
+    if max_elements and elements > max_elements:
+        elements = min(elements, int(np.count_nonzero(arr == _LT)))
+    if not (max_attributes and attributes > max_attributes or max_per_element and most > max_per_element):
+        return elements, attributes, most
+    marks = arr == _GT
+    marks |= arr == _DQ
+    marks |= arr == _SQ
+    pos = np.flatnonzero(marks)
+    kinds = arr[pos]
+    # The quotes that may open a value, and those that close one.
+    prev = arr[pos - 1]
+    if len(pos) and pos[0] == 0:
+        prev[0] = 0
+    opens = prev == _EQ
+    back = np.flatnonzero(prev <= 32)  # whitespace (or a control byte): look further back
+    if len(back):
+        at = pos[back] - 1
+        unsure = at > 0
+        for _ in range(_OPENER_LOOKBACK):
+            at = at - 1
+            byte = arr[np.maximum(at, 0)]
+            unsure &= at >= 0
+            opens[back[unsure & (byte == _EQ)]] = True
+            unsure &= byte <= 32
+        opens[back[unsure]] = True
+    ends = np.flatnonzero(kinds == _GT)
+    closes = []
+    bridged = np.zeros(len(ends), bool)
+    for kind in (_DQ, _SQ):
+        quotes = np.flatnonzero(kinds == kind)
+        if not len(quotes):
+            continue
+        quote_opens = opens[quotes]
+        closes.append(pos[quotes[1:][quote_opens[:-1]]])
+        last = np.searchsorted(quotes, ends) - 1  # the last quote of this kind before each '>'
+        bridged |= (last >= 0) & quote_opens[np.maximum(last, 0)]
+    closes = np.sort(np.concatenate(closes)) if closes else np.zeros(0, np.intp)
+    if max_attributes and attributes > max_attributes:
+        attributes = min(attributes, _attribute_starts(arr, closes, 0, n))
+    if max_per_element and most > max_per_element:
+        edges = np.concatenate(([-1], pos[ends[~bridged]], [n - 1]))
+        halves = np.diff(edges) // 2
+        most = int(halves.max())
+        if most > max_per_element:
+            most = int(halves.max(initial=0, where=halves <= max_per_element))
+            for i in np.flatnonzero(halves > max_per_element).tolist():
+                start, end = int(edges[i]) + 1, int(edges[i + 1]) + 1
+                tag = _START_TAG_RE.search(data, start, end)
+                if tag is not None:
+                    most = max(most, _attribute_starts(arr, closes, tag.start(), end))
+    return elements, attributes, most
+
+
+def _attribute_starts(arr: np.ndarray, closes: np.ndarray, start: int, end: int) -> int:
+    """At least the attributes whose start lies in ``arr[start:end]``: the bytes there
+    that are a separator (or a control byte) or a quote in *closes* (sorted positions)
+    and are followed by a byte that can start an attribute name."""
+    part = arr[start:end]
+    before, after = part[:-1], part[1:]
+    separator = before <= 32
+    separator |= before == _SLASH
+    stop = (after >= 9) & (after <= 13) & (after != 11)
+    stop |= after == 32
+    stop |= after == _SLASH
+    stop |= after == _GT
+    lo, hi = np.searchsorted(closes, (start, end - 1))
+    return int(np.count_nonzero(separator & ~stop)) + int(hi - lo)
