@@ -556,6 +556,8 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
         at = pos[back] - 1
         unsure = at > 0
         for _ in range(_OPENER_LOOKBACK):
+            if not unsure.any():
+                break
             at = at - 1
             byte = arr[np.maximum(at, 0)]
             unsure &= at >= 0
@@ -567,13 +569,11 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     bridged = np.zeros(len(ends), bool)
     for kind in (_DQ, _SQ):
         quotes = np.flatnonzero(kinds == kind)
-        if not len(quotes):
-            continue
-        quote_opens = opens[quotes]
-        closes.append(pos[quotes[1:][quote_opens[:-1]]])
-        last = np.searchsorted(quotes, ends) - 1  # the last quote of this kind before each '>'
-        bridged |= (last >= 0) & quote_opens[np.maximum(last, 0)]
-    closes = np.sort(np.concatenate(closes)) if closes else np.zeros(0, np.intp)
+        if len(quotes):
+            quote_opens = opens[quotes]
+            closes.append(pos[quotes[1:][quote_opens[:-1]]])
+            last = np.searchsorted(quotes, ends)  # 1 + the last quote of this kind before each '>'
+            bridged |= np.concatenate(([False], quote_opens))[last]
     if max_attributes and attributes > max_attributes:
         attributes = min(attributes, _attribute_starts(arr, closes, 0, n))
     if max_per_element and most > max_per_element:
@@ -590,10 +590,10 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     return elements, attributes, most
 
 
-def _attribute_starts(arr: np.ndarray, closes: np.ndarray, start: int, end: int) -> int:
+def _attribute_starts(arr: np.ndarray, closes: list[np.ndarray], start: int, end: int) -> int:
     """At least the attributes whose start lies in ``arr[start:end]``: the bytes there
-    that are a separator (or a control byte) or a quote in *closes* (sorted positions)
-    and are followed by a byte that can start an attribute name."""
+    that are a separator (or a control byte) or a quote in *closes* (arrays of sorted
+    positions) and are followed by a byte that can start an attribute name."""
     part = arr[start:end]
     before, after = part[:-1], part[1:]
     separator = before <= 32
@@ -602,5 +602,8 @@ def _attribute_starts(arr: np.ndarray, closes: np.ndarray, start: int, end: int)
     stop |= after == 32
     stop |= after == _SLASH
     stop |= after == _GT
-    lo, hi = np.searchsorted(closes, (start, end - 1))
-    return int(np.count_nonzero(separator & ~stop)) + int(hi - lo)
+    count = int(np.count_nonzero(separator & ~stop))
+    for positions in closes:
+        lo, hi = np.searchsorted(positions, (start, end - 1))
+        count += int(hi - lo)
+    return count
