@@ -510,7 +510,7 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     one element)`` of the HTML *data*, from a few vectorized passes over its bytes (no
     tokenizer); a bound is only refined while it is above its *max_* (0: never refined).
     Each is sound because of how the HTML standard's tokenizer (WHATWG HTML §13.2.5.32–
-    13.2.5.42) reads a start tag:
+    13.2.5.40) reads a start tag:
 
     * an element needs a ``<`` and another byte, so elements ≤ bytes // 2 and ≤ the
       ``<`` bytes;
@@ -521,10 +521,12 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     * a start tag ends at the first ``>`` outside its quoted values, and a quote opens a
       value only after ``=`` (and whitespace), up to the next quote of its kind. A ``>``
       whose last ``"`` and last ``'`` before it open no value ends every tag that reaches
-      it; between two such ``>`` a tag holds at most half the bytes, or the attribute
-      starts after the first ``<`` + letter.
+      it; a tag between two such ``>`` holds at most half their bytes, and at most the
+      attribute starts from the first ``<`` + letter between them.
 
-    Every doubt (control bytes, long whitespace before a quote) counts as more.
+    Every doubt counts as more: any quote after ``=`` opens a value (even in text or a
+    script), a control byte separates, whitespace longer than four bytes before a quote
+    counts as an ``=``. Cost: a few numpy passes (see ``docs/parsing.md``).
 
     >>> markup_bounds(b'<p class=a id="x>y">One<br/>')
     (14, 14, 14)
