@@ -500,8 +500,12 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
 _DQ, _SQ, _SLASH, _EQ, _GT, _LT = 34, 39, 47, 61, 62, 60
 # Bytes looked at before a quote for the "=" that makes it open a value, whitespace
 # runs longer than this count as an "=" (more values, never fewer).
-_OPENER_LOOKBACK = 4
+_OPENER_LOOKBACK = 64
 _START_TAG_RE = re.compile(rb"<[A-Za-z]")
+_START_TAG_AT_RE = re.compile(rb"<([A-Za-z][^\t\n\f\r />]*+(?:[\t\n\f\r /]++|" + _ATTR + rb")*+)", re.DOTALL)
+# Most possible start tags counted one by one in a long run between two '>' that end
+# every tag (a long value, a script with "<"); beyond, the tokenizer pass counts.
+_RUN_TAGS = 16
 
 
 def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
@@ -525,7 +529,7 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
       attribute starts from the first ``<`` + letter between them.
 
     Every doubt counts as more: any quote after ``=`` opens a value (even in text or a
-    script), a control byte separates, whitespace longer than four bytes before a quote
+    script), a control byte separates, whitespace longer than 64 bytes before a quote
     counts as an ``=``. Cost: a few numpy passes (see ``docs/parsing.md``).
 
     >>> markup_bounds(b'<p class=a id="x>y">One<br/>')
@@ -588,8 +592,23 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
                 start, end = int(edges[i]) + 1, int(edges[i + 1]) + 1
                 tag = _START_TAG_RE.search(data, start, end)
                 if tag is not None:
-                    most = max(most, _attribute_starts(arr, closes, tag.start(), end))
+                    starts = _attribute_starts(arr, closes, tag.start(), end)
+                    if starts > max_per_element:  # long values: count each possible tag
+                        starts = _most_in_run(data, tag.start(), end, starts)
+                    most = max(most, starts)
     return elements, attributes, most
+
+
+def _most_in_run(data: bytes, start: int, end: int, bound: int) -> int:
+    """The most attributes of a start tag at any ``<`` + letter of ``data[start:end]``
+    (a run that no tag reaches beyond), counted as the tokenizer does; *bound* (a bound
+    already known) when there are more than :data:`_RUN_TAGS` of them."""
+    most = 0
+    for number, match in enumerate(_START_TAG_RE.finditer(data, start, end)):
+        if number == _RUN_TAGS:
+            return bound
+        most = max(most, _attributes(_START_TAG_AT_RE.match(data, match.start()).group(1)))
+    return most
 
 
 def _attribute_starts(arr: np.ndarray, closes: list[np.ndarray], start: int, end: int) -> int:
