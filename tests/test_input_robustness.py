@@ -304,7 +304,10 @@ def test_ordinary_pages_skip_the_tokenizer_pass(monkeypatch):
     monkeypatch.setattr(parse, "_count", tokenizer)
     rows = "".join(f'<tr class="r{i}"><td data-x=\'{i}\'>{SENTENCE}</td><td><a href="/a?b={i}&c=d">l</a></td></tr>'
                    for i in range(3_000))
-    html = f"<html><body><script>for (i = 0; i<n; i++) a[i] = '<b>';</script><table>{rows}</table></body></html>"
+    long_values = (f'<meta name="description" content="{(SENTENCE + " ") * 300}">'  # long quoted values:
+                   f'<svg><path d="{"M 1 2 L 3 4 " * 1_000}"/></svg>')       # each tag counted alone
+    html = (f"<html><head>{long_values}</head><body><script>for (i = 0; i<n; i++) a[i] = '<b>';</script>"
+            f"<table>{rows}</table></body></html>")
     assert len(html) > 2 * 100_000
     elements, attributes, most = parse.check_bounds(html.encode())
     assert elements <= 100_000 and attributes <= 200_000 and most <= 1_000

@@ -535,7 +535,7 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     >>> markup_bounds(b'<p class=a id="x>y">One<br/>')
     (14, 14, 14)
     >>> markup_bounds(b'<p class=a id="x>y">One<br/>', 1, 1, 1)
-    (2, 3, 3)
+    (2, 3, 2)
     """
     n = len(data)
     elements = attributes = most = n // 2
