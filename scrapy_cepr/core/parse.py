@@ -500,7 +500,7 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
 _DQ, _SQ, _SLASH, _EQ, _GT, _LT = 34, 39, 47, 61, 62, 60
 # Bytes looked at before a quote for the "=" that makes it open a value, whitespace
 # runs longer than this count as an "=" (more values, never fewer).
-_OPENER_LOOKBACK = 64
+_OPENER_LOOKBACK = 16
 _START_TAG_RE = re.compile(rb"<[A-Za-z]")
 _START_TAG_AT_RE = re.compile(rb"<([A-Za-z][^\t\n\f\r />]*+(?:[\t\n\f\r /]++|" + _ATTR + rb")*+)", re.DOTALL)
 # Most possible start tags counted one by one in a long run between two '>' that end
@@ -529,7 +529,7 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
       attribute starts from the first ``<`` + letter between them.
 
     Every doubt counts as more: any quote after ``=`` opens a value (even in text or a
-    script), a control byte separates, whitespace longer than 64 bytes before a quote
+    script), a control byte separates, whitespace longer than 16 bytes before a quote
     counts as an ``=``. Cost: a few numpy passes (see ``docs/parsing.md``).
 
     >>> markup_bounds(b'<p class=a id="x>y">One<br/>')
@@ -559,17 +559,13 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     opens = prev == _EQ
     back = np.flatnonzero(prev <= 32)  # whitespace (or a control byte): look further back
     if len(back):
-        at = pos[back] - 1
-        unsure = at > 0
-        for _ in range(_OPENER_LOOKBACK):
-            if not unsure.any():
-                break
-            at = at - 1
-            byte = arr[np.maximum(at, 0)]
-            unsure &= at >= 0
-            opens[back[unsure & (byte == _EQ)]] = True
-            unsure &= byte <= 32
-        opens[back[unsure]] = True
+        at = pos[back][:, None] - 1 - np.arange(_OPENER_LOOKBACK)
+        window = arr[np.maximum(at, 0)]
+        stop = (window > 32) | (at < 0)
+        first = stop.argmax(axis=1)[:, None]
+        at, byte = np.take_along_axis(at, first, 1)[:, 0], np.take_along_axis(window, first, 1)[:, 0]
+        found = np.take_along_axis(stop, first, 1)[:, 0]
+        opens[back[~found | ((at >= 0) & (byte == _EQ))]] = True
     ends = np.flatnonzero(kinds == _GT)
     closes = []
     bridged = np.zeros(len(ends), bool)
