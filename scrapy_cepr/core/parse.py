@@ -39,12 +39,14 @@ of ``<html>`` and at those of ``<head>``; nothing is re-parsed or moved.
 **Bounds checked before the parse** (:func:`check_bounds`, issue "a page can stall the
 crawl"). libxml2 checks each new attribute of an element against the ones before it, so
 an element with *k* attributes costs time quadratic in *k*, and the tree's memory grows
-with the number of elements and attributes. Before parsing,
-:func:`count_markup` tokenizes the start tags as the HTML standard's tokenizer does (the
-one libxml2 2.14 follows: quoted values, raw-text elements, comments) in one linear
-regular-expression pass, and a page above :data:`MAX_ATTRIBUTES_PER_ELEMENT`,
-:data:`MAX_ATTRIBUTES` or :data:`MAX_ELEMENTS` raises :class:`~.errors.TooComplexError`.
-The limits, their measurements and the scan's cost are in ``docs/parsing.md``.
+with the number of elements and attributes. Before parsing, :func:`markup_bounds` gives
+cheap upper bounds of the counts from a few numpy passes over the bytes; only when one is
+above its limit does :func:`count_markup`'s exact pass run, which tokenizes the start tags
+as the HTML standard's tokenizer does (the one libxml2 2.14 follows: quoted values,
+raw-text elements, comments) in one linear regular-expression pass. A page above
+:data:`MAX_ATTRIBUTES_PER_ELEMENT`, :data:`MAX_ATTRIBUTES` or :data:`MAX_ELEMENTS` raises
+:class:`~.errors.TooComplexError`. The limits, their measurements and the check's cost
+are in ``docs/parsing.md``.
 """
 
 from __future__ import annotations
