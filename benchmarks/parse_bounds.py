@@ -77,10 +77,10 @@ def corpus(name: str, pages: list[bytes], repeat: int) -> None:
     saved = parse_module.check_bounds
     scans, parses = [], []
     for data in pages:
-        scans.append(_best(lambda: saved(data), repeat))
+        scans.append(_best(lambda data=data: saved(data), repeat))
         parse_module.check_bounds = lambda data, **_: (0, 0, 0)
         try:
-            parses.append(_best(lambda: parse_module.parse_html(data), repeat))
+            parses.append(_best(lambda data=data: parse_module.parse_html(data), repeat))
         finally:
             parse_module.check_bounds = saved
     scan, parse = statistics.median(scans), statistics.median(parses)

@@ -433,7 +433,8 @@ def count_markup(data: bytes) -> tuple[int, int, int]:
 
 def _attributes(tag: bytes) -> int:
     """The attributes of a start *tag* (its name and attribute part, without ``<``)."""
-    return len(_ATTR_RE.findall(tag, _TAG_NAME_RE.match(tag).end()))
+    name = _TAG_NAME_RE.match(tag)
+    return len(_ATTR_RE.findall(tag, name.end() if name else 0))
 
 
 def _count(data: bytes, most_from: int, total_from: int, elements_to: int = 0) -> tuple[int, int, int]:
@@ -605,7 +606,9 @@ def _most_in_run(data: bytes, start: int, end: int, bound: int) -> int:
     for number, match in enumerate(_START_TAG_RE.finditer(data, start, end)):
         if number == _RUN_TAGS:
             return bound
-        most = max(most, _attributes(_START_TAG_AT_RE.match(data, match.start()).group(1)))
+        tag = _START_TAG_AT_RE.match(data, match.start())
+        if tag is not None:  # (always: it starts with "<" + letter)
+            most = max(most, _attributes(tag.group(1)))
     return most
 
 
