@@ -293,6 +293,19 @@ def test_a_value_opened_in_text_before_a_bomb_keeps_it_counted():
         extract(html)
 
 
+@pytest.mark.parametrize("piece", ["<a b c d e f ", "<a b='>' c=\"'\" "])
+def test_the_cheap_bounds_stay_linear_on_one_long_run(piece):
+    # 5 MB in which no '>' ends a tag: one run with many possible start tags, each read
+    # up to the limit only (reading each to the end took 12.7 s and 6.6 s).
+    from scrapy_cepr.core.parse import markup_bounds
+
+    data = b"<html><body>" + piece.encode() * (5_000_000 // len(piece))
+    start = time.perf_counter()
+    most = markup_bounds(data, 0, 0, 1_000)[2]
+    assert time.perf_counter() - start < 1.0
+    assert most > 1_000
+
+
 def test_ordinary_pages_skip_the_tokenizer_pass(monkeypatch):
     # The cheap bounds decide an ordinary page (many tags, quotes, a script with '<',
     # larger than the limits in bytes): the tokenizer pass does not run.

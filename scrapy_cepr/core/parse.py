@@ -505,7 +505,9 @@ _DQ, _SQ, _SLASH, _EQ, _GT, _LT = 34, 39, 47, 61, 62, 60
 # runs longer than this count as an "=" (more values, never fewer).
 _OPENER_LOOKBACK = 16
 _START_TAG_RE = re.compile(rb"<[A-Za-z]")
-_START_TAG_AT_RE = re.compile(rb"<([A-Za-z][^\t\n\f\r />]*+(?:[\t\n\f\r /]++|" + _ATTR + rb")*+)", re.DOTALL)
+# A start tag at "<" + letter as _MARKUP_RE reads it, up to "{0,N}+)" separators and
+# attributes (N set per limit).
+_START_TAG_HEAD = rb"<([A-Za-z][^\t\n\f\r />]*+(?:[\t\n\f\r /]++|" + _ATTR + rb")"
 # Most possible start tags counted one by one in a long run between two '>' that end
 # every tag (a long value, a script with "<"); beyond, the tokenizer pass counts.
 _RUN_TAGS = 16
@@ -528,8 +530,10 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     * a start tag ends at the first ``>`` outside its quoted values, and a quote opens a
       value only after ``=`` (and whitespace), up to the next quote of its kind. A ``>``
       whose last ``"`` and last ``'`` before it open no value ends every tag that reaches
-      it; a tag between two such ``>`` holds at most half their bytes, and at most the
-      attribute starts from the first ``<`` + letter between them.
+      it; a tag between two such ``>`` holds at most half their bytes, at most the
+      attribute starts from the first ``<`` + letter between them, and at most the most
+      attributes of a start tag read at each ``<`` + letter there (up to
+      *max_per_element* + 1 attributes, for at most 16 of them).
 
     Every doubt counts as more: any quote after ``=`` opens a value (even in text or a
     script), a control byte separates, whitespace longer than 16 bytes before a quote
@@ -537,7 +541,7 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
 
     >>> markup_bounds(b'<p class=a id="x>y">One<br/>')
     (14, 14, 14)
-    >>> markup_bounds(b'<p class=a id="x>y">One<br/>', 1, 1, 1)
+    >>> markup_bounds(b'<p class=a id="x>y">One<br/>', 1, 1, 2)
     (2, 3, 2)
     """
     n = len(data)
@@ -593,22 +597,25 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
                 if tag is not None:
                     starts = _attribute_starts(arr, closes, tag.start(), end)
                     if starts > max_per_element:  # long values: count each possible tag
-                        starts = _most_in_run(data, tag.start(), end, starts)
+                        starts = _most_in_run(data, tag.start(), end, max_per_element, starts)
                     most = max(most, starts)
     return elements, attributes, most
 
 
-def _most_in_run(data: bytes, start: int, end: int, bound: int) -> int:
+def _most_in_run(data: bytes, start: int, end: int, limit: int, bound: int) -> int:
     """The most attributes of a start tag at any ``<`` + letter of ``data[start:end]``
-    (a run that no tag reaches beyond), counted as the tokenizer does; *bound* (a bound
-    already known) when there are more than :data:`_RUN_TAGS` of them."""
+    (a run that no tag reaches beyond), counted as the tokenizer does, when it is within
+    *limit*; else *bound* (a bound already known, above *limit*), also when there are
+    more than :data:`_RUN_TAGS` of them. Each tag is read up to *limit* + 1 attributes."""
+    tag_re = re.compile(_START_TAG_HEAD + b"{0,%d}+)" % (2 * limit + 3), re.DOTALL)
     most = 0
     for number, match in enumerate(_START_TAG_RE.finditer(data, start, end)):
-        if number == _RUN_TAGS:
+        tag = tag_re.match(data, match.start())
+        if number == _RUN_TAGS or tag is None:  # (a match always: "<" + letter)
             return bound
-        tag = _START_TAG_AT_RE.match(data, match.start())
-        if tag is not None:  # (always: it starts with "<" + letter)
-            most = max(most, _attributes(tag.group(1)))
+        most = max(most, _attributes(tag.group(1)))
+        if most > limit:
+            return bound
     return most
 
 
