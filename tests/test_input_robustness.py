@@ -231,6 +231,102 @@ def test_count_markup_is_never_below_the_tree_libxml2_builds():
         assert count[2] >= max(sizes, default=0), data
 
 
+# The cheap bounds checked first (scrapy_cepr.core.parse.markup_bounds): every shortcut
+# must stay at or above what the tokenizer counts, on hostile pages too.
+_BOUND_PIECES = _HTML_PIECES + ["= '", '= "', " = ", "=\n\n\n\n\n\n'", "\x0b", "\x01", "\t", "\f", "\r",
+                                "f='>' ", 'g=">" ', '"x"y', "'q'r", "<a<b", "h='\">' ", "i=\"'>\" "]
+
+
+def test_markup_bounds_are_never_below_count_markup():
+    # Small limits so that every refinement runs (the '<' count, the attribute starts,
+    # the runs between the '>' that no quoted value can hold, the first '<' + letter).
+    from scrapy_cepr.core.parse import count_markup, markup_bounds
+
+    rng = random.Random(4)
+    for _ in range(3_000):
+        data = ("<html><body>" + "".join(rng.choice(_BOUND_PIECES) for _ in range(rng.randint(1, 60)))).encode()
+        exact = count_markup(data)
+        for limits in ((1, 1, 1), (3, 3, 2), (0, 0, 4)):
+            bounds = markup_bounds(data, *limits)
+            assert all(bound >= count for bound, count in zip(bounds, exact)), (limits, data)
+
+
+def _spread_bomb(attribute: str, count: int = 1_500) -> bytes:
+    # One element whose attributes are spread over many '>' (inside quoted values), in
+    # a page long enough for the cheap bounds to be refined, after ordinary markup.
+    ordinary = f'<p class="lead">{SENTENCE}.</p><script>if (a<b && c>d) x = "</p>";</script>' * 40
+    attrs = "".join(attribute.format(i=i) for i in range(count))
+    return f"<html><body>{ordinary}<div {attrs}>x</div><p>{SENTENCE}.</p></body></html>".encode()
+
+
+@pytest.mark.parametrize("attribute", [
+    "a{i}='>' ",                       # '>' in single quotes
+    'a{i} = ">" ',                    # whitespace around '='
+    "a{i}=\n\n\n\n\n\n\n'>' ",            # more whitespace than the look-back
+    'a{i}=">"',                       # no separator after the closing quote
+    "a{i}=\"'>\" b{i}='\">' ",             # the other quote inside each value
+    "a{i}='x' \">\" ",                  # a quote in a name opens nothing: '>' ends the tag
+])
+def test_quoted_gt_cannot_hide_a_bomb_from_the_cheap_bounds(attribute):
+    from scrapy_cepr.core.errors import TooComplexError
+    from scrapy_cepr.core.parse import check_bounds, count_markup, markup_bounds
+
+    data = _spread_bomb(attribute)
+    most = count_markup(data)[2]
+    assert markup_bounds(data, 0, 0, 1_000)[2] >= most
+    if most > 1_000:
+        with pytest.raises(TooComplexError, match=f"{most:,} attributes on one element"):
+            check_bounds(data)
+    else:  # the last case: the tag ends at the first '>'
+        assert attribute.startswith("a{i}='x'") and most == 2
+        check_bounds(data)
+
+
+def test_a_value_opened_in_text_before_a_bomb_keeps_it_counted():
+    # An '=' + quote in text (or a script) that never closes: every '>' after it may be
+    # in a value, so the page is one run and the tokenizer counts it.
+    from scrapy_cepr.core.errors import TooComplexError
+
+    bomb = "<div " + " ".join(f"a{i}='>'" for i in range(1_200)) + ">x</div>"
+    html = f'<html><body><p>x="{SENTENCE}</p><script>y = \'</script>{bomb}</body></html>'
+    with pytest.raises(TooComplexError, match="1,200 attributes on one element"):
+        extract(html)
+
+
+@pytest.mark.parametrize("piece", ["<a b c d e f ", "<a b='>' c=\"'\" "])
+def test_the_cheap_bounds_stay_linear_on_one_long_run(piece):
+    # 5 MB in which no '>' ends a tag: one run with many possible start tags, each read
+    # up to the limit only (reading each to the end took 12.7 s and 6.6 s).
+    from scrapy_cepr.core.parse import markup_bounds
+
+    data = b"<html><body>" + piece.encode() * (5_000_000 // len(piece))
+    start = time.perf_counter()
+    most = markup_bounds(data, 0, 0, 1_000)[2]
+    assert time.perf_counter() - start < 1.0
+    assert most > 1_000
+
+
+def test_ordinary_pages_skip_the_tokenizer_pass(monkeypatch):
+    # The cheap bounds decide an ordinary page (many tags, quotes, a script with '<',
+    # larger than the limits in bytes): the tokenizer pass does not run.
+    from scrapy_cepr.core import parse
+
+    def tokenizer(*args):
+        raise AssertionError("the tokenizer pass ran")
+
+    monkeypatch.setattr(parse, "_count", tokenizer)
+    rows = "".join(f'<tr class="r{i}"><td data-x=\'{i}\'>{SENTENCE}</td><td><a href="/a?b={i}&c=d">l</a></td></tr>'
+                   for i in range(3_000))
+    long_values = (f'<meta name="description" content="{(SENTENCE + " ") * 300}">'  # long quoted values:
+                   f'<svg><path d="{"M 1 2 L 3 4 " * 1_000}"/></svg>')       # each tag counted alone
+    html = (f"<html><head>{long_values}</head><body><script>for (i = 0; i<n; i++) a[i] = '<b>';</script>"
+            f"<table>{rows}</table></body></html>")
+    assert len(html) > 2 * 100_000
+    elements, attributes, most = parse.check_bounds(html.encode())
+    assert elements <= 100_000 and attributes <= 200_000 and most <= 1_000
+    assert SENTENCE in "".join(parse.parse_html(html.encode()).itertext())
+
+
 # Issue 18 item 11: memory. An 8 MB page of 1 M tiny elements took 686 MB in a worker.
 _MEMORY_SCRIPT = """
 import resource

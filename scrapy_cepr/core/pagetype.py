@@ -328,16 +328,16 @@ def _declarations(page: Any, x: np.ndarray) -> None:
         for el in head.iterchildren("meta", "link"):
             if el.tag == "meta":
                 key = (el.get("property") or el.get("name") or "").lower()
-                slot = _HEAD_META.get(key)
-                if slot is not None:
-                    x[slot] = 1
+                meta_slot = _HEAD_META.get(key)
+                if meta_slot is not None:
+                    x[meta_slot] = 1
                 elif key == "og:type" and og is None:
                     og = (el.get("content") or "").strip().lower()
             else:
                 for rel in (el.get("rel") or "").lower().split():
-                    slot = _HEAD_LINK.get(rel)
-                    if slot is not None:
-                        x[slot] = 1
+                    link_slot = _HEAD_LINK.get(rel)
+                    if link_slot is not None:
+                        x[link_slot] = 1
     if og:
         kind = og.split(".", 1)[0].split(":", 1)[0]
         x[_OG_SLOTS.get(kind, _OG_SLOTS["other"])] = 1

@@ -48,12 +48,14 @@ of ``<html>`` and at those of ``<head>``; nothing is re-parsed or moved.
 **Bounds checked before the parse** (:func:`check_bounds`, issue "a page can stall the
 crawl"). libxml2 checks each new attribute of an element against the ones before it, so
 an element with *k* attributes costs time quadratic in *k*, and the tree's memory grows
-with the number of elements and attributes. Before parsing,
-:func:`count_markup` tokenizes the start tags as the HTML standard's tokenizer does (the
-one libxml2 2.14 follows: quoted values, raw-text elements, comments) in one linear
-regular-expression pass, and a page above :data:`MAX_ATTRIBUTES_PER_ELEMENT`,
-:data:`MAX_ATTRIBUTES` or :data:`MAX_ELEMENTS` raises :class:`~.errors.TooComplexError`.
-The limits, their measurements and the scan's cost are in ``docs/parsing.md``.
+with the number of elements and attributes. Before parsing, :func:`markup_bounds` gives
+cheap upper bounds of the counts from a few numpy passes over the bytes; only when one is
+above its limit does :func:`count_markup`'s exact pass run, which tokenizes the start tags
+as the HTML standard's tokenizer does (the one libxml2 2.14 follows: quoted values,
+raw-text elements, comments) in one linear regular-expression pass. A page above
+:data:`MAX_ATTRIBUTES_PER_ELEMENT`, :data:`MAX_ATTRIBUTES` or :data:`MAX_ELEMENTS` raises
+:class:`~.errors.TooComplexError`. The limits, their measurements and the check's cost
+are in ``docs/parsing.md``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from __future__ import annotations
 import logging
 import re
 
+import numpy as np
 from lxml import etree
 
 from .errors import ParseError, TooComplexError
@@ -77,6 +80,7 @@ __all__ = [
     "count_markup",
     "flatten_source",
     "flatten_tree",
+    "markup_bounds",
     "noscript_fallback",
     "parse_html",
     "repair_layout",
@@ -439,7 +443,7 @@ def _flatten_below(anchor: etree._Element) -> int:
     head: list[str] = [text] if text else []
     current = head
     index = -1
-    for event, el, value in events:
+    for event, _el, value in events:
         if event == "start":
             index += 1
             current = pieces[index]
@@ -566,7 +570,8 @@ def count_markup(data: bytes) -> tuple[int, int, int]:
 
 def _attributes(tag: bytes) -> int:
     """The attributes of a start *tag* (its name and attribute part, without ``<``)."""
-    return len(_ATTR_RE.findall(tag, _TAG_NAME_RE.match(tag).end()))
+    name = _TAG_NAME_RE.match(tag)
+    return len(_ATTR_RE.findall(tag, name.end() if name else 0))
 
 
 def _count(data: bytes, most_from: int, total_from: int, elements_to: int = 0) -> tuple[int, int, int]:
@@ -603,10 +608,10 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
                  max_per_element: int = MAX_ATTRIBUTES_PER_ELEMENT) -> tuple[int, int, int]:
     """Refuse, before parsing, HTML *data* whose parse would be superlinear or too big:
     more than *max_per_element* attributes on one element, *max_attributes* in all, or
-    *max_elements* elements (0 = no limit for that count). Returns the counts of
-    :func:`count_markup`, except that the attributes in all are an upper bound when it
-    is within *max_attributes*, and the most attributes on one element 0 when within
-    *max_per_element*.
+    *max_elements* elements (0 = no limit for that count). Returns upper bounds of the
+    counts of :func:`count_markup` ``(elements, attributes, most on one element)``; each
+    is exact only when a cheap bound (:func:`markup_bounds`) was not enough to show it
+    within its limit.
 
     :raises TooComplexError: a count is above its bound (the message names it).
 
@@ -615,6 +620,11 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
     ...
     scrapy_cepr.core.errors.TooComplexError: page too complex: 3 attributes on one element (limit 2)
     """
+    elements, attributes, most = bounds = markup_bounds(data, max_elements, max_attributes, max_per_element)
+    if (not max_elements or elements <= max_elements) and (not max_attributes or attributes <= max_attributes) \
+            and (not max_per_element or most <= max_per_element):
+        return bounds
+    # A cheap bound is above its limit: count exactly (the tokenizer pass).
     elements, attributes, most = counts = _count(data, max_per_element, max_attributes, max_elements)
     if max_per_element and most > max_per_element:
         raise TooComplexError(f"page too complex: {most:,} attributes on one element (limit {max_per_element:,})")
@@ -624,3 +634,142 @@ def check_bounds(data: bytes, *, max_elements: int = MAX_ELEMENTS, max_attribute
         # (the count stopped at the bound)
         raise TooComplexError(f"page too complex: more than {max_elements:,} elements (the limit)")
     return counts
+
+
+# Cheap upper bounds (markup_bounds). Byte values: '"', "'", "/", "=", ">", "<".
+_DQ, _SQ, _SLASH, _EQ, _GT, _LT = 34, 39, 47, 61, 62, 60
+# Bytes looked at before a quote for the "=" that makes it open a value, whitespace
+# runs longer than this count as an "=" (more values, never fewer).
+_OPENER_LOOKBACK = 16
+_START_TAG_RE = re.compile(rb"<[A-Za-z]")
+# A start tag at "<" + letter as _MARKUP_RE reads it, up to "{0,N}+)" separators and
+# attributes (N set per limit).
+_START_TAG_HEAD = rb"<([A-Za-z][^\t\n\f\r />]*+(?:[\t\n\f\r /]++|" + _ATTR + rb")"
+# Most possible start tags counted one by one in a long run between two '>' that end
+# every tag (a long value, a script with "<"); beyond, the tokenizer pass counts.
+_RUN_TAGS = 16
+
+
+def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
+                  max_per_element: int = 0) -> tuple[int, int, int]:
+    """Upper bounds of :func:`count_markup` ``(elements, attributes, most attributes on
+    one element)`` of the HTML *data*, from a few vectorized passes over its bytes (no
+    tokenizer); a bound is only refined while it is above its *max_* (0: never refined).
+    Each is sound because of how the HTML standard's tokenizer (WHATWG HTML §13.2.5.32–
+    13.2.5.40) reads a start tag:
+
+    * an element needs a ``<`` and another byte, so elements ≤ bytes // 2 and ≤ the
+      ``<`` bytes;
+    * an attribute starts after a separator (ASCII whitespace or ``/``) or right after
+      the closing quote of a value, at a byte that is none of those nor ``>``; so its
+      start and the byte before it are its own, and attributes ≤ bytes // 2 and ≤ the
+      (separator or closing quote, start byte) pairs;
+    * a start tag ends at the first ``>`` outside its quoted values, and a quote opens a
+      value only after ``=`` (and whitespace), up to the next quote of its kind. A ``>``
+      whose last ``"`` and last ``'`` before it open no value ends every tag that reaches
+      it; a tag between two such ``>`` holds at most half their bytes, at most the
+      attribute starts from the first ``<`` + letter between them, and at most the most
+      attributes of a start tag read at each ``<`` + letter there (up to
+      *max_per_element* + 1 attributes, for at most 16 of them).
+
+    Every doubt counts as more: any quote after ``=`` opens a value (even in text or a
+    script), a control byte separates, whitespace longer than 16 bytes before a quote
+    counts as an ``=``. Cost: a few numpy passes (see ``docs/parsing.md``).
+
+    >>> markup_bounds(b'<p class=a id="x>y">One<br/>')
+    (14, 14, 14)
+    >>> markup_bounds(b'<p class=a id="x>y">One<br/>', 1, 1, 2)
+    (2, 3, 2)
+    """
+    n = len(data)
+    elements = attributes = most = n // 2
+    if not (max_elements and elements > max_elements or max_attributes and attributes > max_attributes
+            or max_per_element and most > max_per_element):
+        return elements, attributes, most
+    arr = np.frombuffer(data, np.uint8)
+    if max_elements and elements > max_elements:
+        elements = min(elements, int(np.count_nonzero(arr == _LT)))
+    if not (max_attributes and attributes > max_attributes or max_per_element and most > max_per_element):
+        return elements, attributes, most
+    marks = arr == _GT
+    marks |= arr == _DQ
+    marks |= arr == _SQ
+    pos = np.flatnonzero(marks)
+    kinds = arr[pos]
+    # The quotes that may open a value, and those that close one.
+    prev = arr[pos - 1]
+    if len(pos) and pos[0] == 0:
+        prev[0] = 0
+    opens = prev == _EQ
+    back = np.flatnonzero(prev <= 32)  # whitespace (or a control byte): look further back
+    if len(back):
+        at = pos[back][:, None] - 1 - np.arange(_OPENER_LOOKBACK)
+        window = arr[np.maximum(at, 0)]
+        stop = (window > 32) | (at < 0)
+        first = stop.argmax(axis=1)[:, None]
+        at, byte = np.take_along_axis(at, first, 1)[:, 0], np.take_along_axis(window, first, 1)[:, 0]
+        found = np.take_along_axis(stop, first, 1)[:, 0]
+        opens[back[~found | ((at >= 0) & (byte == _EQ))]] = True
+    ends = np.flatnonzero(kinds == _GT)
+    closes = []
+    bridged = np.zeros(len(ends), bool)
+    for kind in (_DQ, _SQ):
+        quotes = np.flatnonzero(kinds == kind)
+        if len(quotes):
+            quote_opens = opens[quotes]
+            closes.append(pos[quotes[1:][quote_opens[:-1]]])
+            last = np.searchsorted(quotes, ends)  # 1 + the last quote of this kind before each '>'
+            bridged |= np.concatenate(([False], quote_opens))[last]
+    if max_attributes and attributes > max_attributes:
+        attributes = min(attributes, _attribute_starts(arr, closes, 0, n))
+    if max_per_element and most > max_per_element:
+        edges = np.concatenate(([-1], pos[ends[~bridged]], [n - 1]))
+        halves = np.diff(edges) // 2
+        most = int(halves.max())
+        if most > max_per_element:
+            most = int(halves.max(initial=0, where=halves <= max_per_element))
+            for i in np.flatnonzero(halves > max_per_element).tolist():
+                start, end = int(edges[i]) + 1, int(edges[i + 1]) + 1
+                tag = _START_TAG_RE.search(data, start, end)
+                if tag is not None:
+                    starts = _attribute_starts(arr, closes, tag.start(), end)
+                    if starts > max_per_element:  # long values: count each possible tag
+                        starts = _most_in_run(data, tag.start(), end, max_per_element, starts)
+                    most = max(most, starts)
+    return elements, attributes, most
+
+
+def _most_in_run(data: bytes, start: int, end: int, limit: int, bound: int) -> int:
+    """The most attributes of a start tag at any ``<`` + letter of ``data[start:end]``
+    (a run that no tag reaches beyond), counted as the tokenizer does, when it is within
+    *limit*; else *bound* (a bound already known, above *limit*), also when there are
+    more than :data:`_RUN_TAGS` of them. Each tag is read up to *limit* + 1 attributes."""
+    tag_re = re.compile(_START_TAG_HEAD + b"{0,%d}+)" % (2 * limit + 3), re.DOTALL)
+    most = 0
+    for number, match in enumerate(_START_TAG_RE.finditer(data, start, end)):
+        tag = tag_re.match(data, match.start())
+        if number == _RUN_TAGS or tag is None:  # (a match always: "<" + letter)
+            return bound
+        most = max(most, _attributes(tag.group(1)))
+        if most > limit:
+            return bound
+    return most
+
+
+def _attribute_starts(arr: np.ndarray, closes: list[np.ndarray], start: int, end: int) -> int:
+    """At least the attributes whose start lies in ``arr[start:end]``: the bytes there
+    that are a separator (or a control byte) or a quote in *closes* (arrays of sorted
+    positions) and are followed by a byte that can start an attribute name."""
+    part = arr[start:end]
+    before, after = part[:-1], part[1:]
+    separator = before <= 32
+    separator |= before == _SLASH
+    stop = (after >= 9) & (after <= 13) & (after != 11)
+    stop |= after == 32
+    stop |= after == _SLASH
+    stop |= after == _GT
+    count = int(np.count_nonzero(separator & ~stop))
+    for positions in closes:
+        lo, hi = np.searchsorted(positions, (start, end - 1))
+        count += int(hi - lo)
+    return count
