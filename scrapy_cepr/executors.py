@@ -111,8 +111,9 @@ from functools import partial
 from typing import Any
 
 from .exceptions import ExtractionTimeout, WorkerDied
-from .transport import REPLY_HEADER, decode_reply, encode_request, encode_setup
-from .worker import extract_page, init_process_worker, ping, warm_up
+from .options import ExtractOptions, PageResult
+from .transport import PIPE_WORKERS, REPLY_HEADER, decode_reply, encode_request, encode_setup
+from .worker import extract_page, init_process_worker, ping, run_set_up, warm_up
 
 __all__ = [
     "Executor",
@@ -125,8 +126,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The worker function type: ``(html, url, method, params) -> (result dict, seconds)``.
-Worker = Callable[[Any, Any, str, dict], tuple[dict, float]]
+#: The worker function type: ``(html, url, options) -> (PageResult, seconds)``.
+Worker = Callable[[Any, Any, ExtractOptions], tuple[PageResult, float]]
+
+#: Per-page overrides of the crawl's :class:`~scrapy_cepr.options.ExtractOptions`
+#: (field name -> value), or None.
+Overrides = dict[str, Any] | None
 
 #: Seconds allowed for a pool's warm-up (starting workers, importing the method).
 WARM_UP_TIMEOUT = 120.0
@@ -142,25 +147,29 @@ class _Collateral(Exception):
 
 class Executor:
     """Runs :func:`scrapy_cepr.worker.extract_page` (or another *worker* with its
-    signature) for the pipeline.
+    signature) for the pipeline, with the crawl's *options* (given to each worker once,
+    when it starts).
 
-    Life cycle: ``await start()`` when the spider opens, ``await run(...)`` per page,
-    ``shutdown()`` when it closes.
+    Life cycle: ``await start()`` when the spider opens, ``await run(html, url)`` per
+    page, ``await aclose()`` (or ``shutdown()``) when it closes.
     """
 
     name = "base"
 
     def __init__(self, *, timeout: float = 30.0, worker: Worker = extract_page,
-                 on_restart: Callable[[str], None] | None = None) -> None:
+                 on_restart: Callable[[str], None] | None = None, options: ExtractOptions | None = None) -> None:
         self.timeout = timeout
         self.worker = worker
         self.on_restart = on_restart
+        self.options = options if options is not None else ExtractOptions()
 
     async def start(self) -> None:
         """Start the workers (no-op for ``inline``)."""
 
-    async def run(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict, float]:
-        """Extract one page: ``(Extraction.to_dict(), seconds in the worker)``.
+    async def run(self, html: str | bytes, url: str | None, overrides: Overrides = None) -> tuple[PageResult, float]:
+        """Extract one page: ``(PageResult, seconds in the worker)``; *overrides* change
+        the crawl's options for this page only (:meth:`ExtractOptions.replace
+        <scrapy_cepr.options.ExtractOptions.replace>`).
 
         :raises ExtractionTimeout: (pools) the page took longer than ``timeout``.
         :raises WorkerDied: (process pool) the worker process died.
@@ -183,16 +192,12 @@ class InlineExecutor(Executor):
 
     name = "inline"
 
-    def __init__(self, *, method: str = "cepr-article", **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.method = method
-
     async def start(self) -> None:
         """Run the method once on a tiny page (:func:`scrapy_cepr.worker.warm_up`)."""
-        warm_up(self.method)
+        warm_up(self.options.method)
 
-    async def run(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict, float]:
-        result, seconds = self.worker(html, url, method, params)
+    async def run(self, html: str | bytes, url: str | None, overrides: Overrides = None) -> tuple[PageResult, float]:
+        result, seconds = self.worker(html, url, self.options.replace(**overrides) if overrides else self.options)
         if seconds > self.timeout:
             logger.warning("Extraction of %s took %.1f s (> CEPR_TIMEOUT=%g s); the inline executor "
                            "cannot interrupt a page, use CEPR_EXECUTOR='process'", url, seconds, self.timeout)
@@ -213,19 +218,17 @@ class _Pool:
 
 
 class _WorkersExecutor(Executor):
-    """An executor with ``max_workers`` workers warmed up for *method*, counting its
-    ``restarts``.
+    """An executor with ``max_workers`` workers warmed up for the options' method,
+    counting its ``restarts``.
 
     :raises ValueError: ``max_workers < 1``.
     """
 
-    def __init__(self, *, max_workers: int = 1, timeout: float = 30.0, worker: Worker = extract_page,
-                 on_restart: Callable[[str], None] | None = None, method: str = "cepr-article") -> None:
-        super().__init__(timeout=timeout, worker=worker, on_restart=on_restart)
+    def __init__(self, *, max_workers: int = 1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         if max_workers < 1:
             raise ValueError(f"max_workers must be an int >= 1, got {max_workers!r}")
         self.max_workers = max_workers
-        self.method = method
         self.restarts = 0
 
 
@@ -248,7 +251,11 @@ class _PoolExecutor(_WorkersExecutor):
         pool.executor.shutdown(wait=False, cancel_futures=True)
 
     def _warm_up_task(self) -> Callable[[], int]:
-        return partial(warm_up, self.method)
+        return partial(warm_up, self.options.method)
+
+    def _task(self, html: str | bytes, url: str | None, overrides: Overrides) -> tuple[Callable[..., Any], tuple]:
+        """The call a pool worker makes for one page: the worker function with the options."""
+        return self.worker, (html, url, self.options.replace(**overrides) if overrides else self.options)
 
     # -- life cycle --------------------------------------------------------------------
     async def start(self) -> None:
@@ -310,28 +317,29 @@ class _PoolExecutor(_WorkersExecutor):
                     pool.executor.shutdown(wait=True, cancel_futures=True)
 
     # -- work --------------------------------------------------------------------------
-    async def run(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict, float]:
+    async def run(self, html: str | bytes, url: str | None, overrides: Overrides = None) -> tuple[PageResult, float]:
         if self._slots is None:
             raise RuntimeError(f"the {self.name} executor is not started (call start() first)")
+        function, args = self._task(html, url, overrides)
         async with self._slots:
             try:
-                return await self._run_once(html, url, method, params)
+                return await self._run_once(function, args, url)
             except _Collateral:  # waited behind another page's runaway: one more try
                 logger.info("Retrying %s on the fresh %s pool (it waited behind a page that timed out)",
                             url, self.name)
-                return await self._run_once(html, url, method, params, last_try=True)
+                return await self._run_once(function, args, url, last_try=True)
 
-    async def _run_once(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any],
-                        last_try: bool = False) -> tuple[dict, float]:
+    async def _run_once(self, function: Callable[..., Any], args: tuple, url: str | None,
+                        last_try: bool = False) -> tuple[PageResult, float]:
         pool = await self._current_pool()
         try:
-            future = pool.executor.submit(self.worker, html, url, method, params)
+            future = pool.executor.submit(function, *args)
         except (BrokenExecutor, RuntimeError):
             # The pool broke (or was shut down) before this page was sent: it was
             # not in flight, so it gets one try on a fresh pool.
             self._retire(pool, "pool found broken at submission")
             pool = await self._current_pool()
-            future = pool.executor.submit(self.worker, html, url, method, params)
+            future = pool.executor.submit(function, *args)
         pool.inflight += 1
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
@@ -467,7 +475,9 @@ class PoolProcessExecutor(_PoolExecutor):
     :class:`~concurrent.futures.ProcessPoolExecutor` of ``max_workers`` processes started
     with *start_method* (``"spawn"`` or ``"forkserver"``; ``"fork"`` is refused). Workers
     ignore SIGINT and import the method at start
-    (:func:`scrapy_cepr.worker.init_process_worker`). It costs the crawler more CPU per
+    (:func:`scrapy_cepr.worker.init_process_worker`, which also receives the worker
+    function and the options, once; a page then sends only itself, its URL and its
+    overrides, :func:`scrapy_cepr.worker.run_set_up`). It costs the crawler more CPU per
     page than :class:`ProcessExecutor` (two helper threads; see the module docstring) and
     a dead or timed-out worker fails every page in flight on its pool.
 
@@ -485,12 +495,15 @@ class PoolProcessExecutor(_PoolExecutor):
     def _warm_up_task(self) -> Callable[[], int]:
         return ping  # the initializer already warmed the worker up
 
+    def _task(self, html: str | bytes, url: str | None, overrides: Overrides) -> tuple[Callable[..., Any], tuple]:
+        return run_set_up, (html, url, overrides or None)  # the options were sent to the initializer
+
     def _new_executor(self) -> concurrent.futures.Executor:
         return concurrent.futures.ProcessPoolExecutor(
             self.max_workers,
             mp_context=multiprocessing.get_context(self.start_method),
             initializer=init_process_worker,
-            initargs=(self.method,),
+            initargs=(self.worker, self.options),
         )
 
     def _dispose_executor(self, pool: _Pool) -> None:
@@ -513,10 +526,6 @@ class _NotStarted(Exception):
     behind the page the worker was running): the page gets one more try."""
 
 
-#: True where :class:`ProcessExecutor` can run (asyncio subprocess pipes: POSIX); elsewhere
-#: ``process`` is the :class:`PoolProcessExecutor`.
-PIPE_WORKERS = os.name == "posix"
-
 #: The command a process worker runs (``sys.executable -c``): the transport's server loop.
 #: SIGINT is ignored first thing: Ctrl-C in a terminal reaches the whole process group,
 #: and it is the crawler's to handle (it then closes the workers' input).
@@ -538,9 +547,11 @@ class _WorkerChannel(asyncio.SubprocessProtocol):
     event loop (no thread), resolving the pages' futures first in, first out
     (:mod:`scrapy_cepr.transport`)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, on_lost: Callable[[_WorkerChannel], None]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_lost: Callable[[_WorkerChannel], None],
+                 on_exit: Callable[[_WorkerChannel], None] | None = None) -> None:
         self.loop = loop
         self.on_lost = on_lost
+        self.on_exit = on_exit
         self.transport: asyncio.SubprocessTransport | None = None
         self.stdin: Any = None
         self.pid: int | None = None
@@ -600,6 +611,8 @@ class _WorkerChannel(asyncio.SubprocessProtocol):
         self._lost()
         if self.transport is not None:
             self.transport.close()
+        if self.on_exit is not None:
+            self.on_exit(self)
         if not self.exited.done():
             self.exited.set_result(None)
 
@@ -708,6 +721,27 @@ class ProcessExecutor(_WorkersExecutor):
         self._channels: list[_WorkerChannel] = []
         self._slots: asyncio.Semaphore | None = None
         self._shut = False
+        self._exit_codes: dict[int, int | None] = {}
+
+    @property
+    def worker_pids(self) -> list[int | None]:
+        """The process ids of the current workers (None: not launched yet), in order."""
+        return [channel.pid for channel in self._channels]
+
+    @property
+    def in_flight(self) -> list[int]:
+        """Pages sent to each current worker and not answered yet, in :attr:`worker_pids` order."""
+        return [len(channel.pending) for channel in self._channels]
+
+    @property
+    def exit_codes(self) -> dict[int, int | None]:
+        """Process id -> exit code of every worker that has exited (negative: killed by
+        that signal)."""
+        return dict(self._exit_codes)
+
+    def _exited(self, channel: _WorkerChannel) -> None:
+        if channel.pid is not None and channel.transport is not None:
+            self._exit_codes[channel.pid] = channel.transport.get_returncode()
 
     async def start(self) -> None:
         """Start the workers and wait until each has imported and warmed up the method.
@@ -725,7 +759,7 @@ class ProcessExecutor(_WorkersExecutor):
             raise WorkerDied(f"the process pool could not start its workers: {exc}") from exc
 
     def _add_worker(self) -> _WorkerChannel:
-        channel = _WorkerChannel(asyncio.get_running_loop(), self._lost)
+        channel = _WorkerChannel(asyncio.get_running_loop(), self._lost, self._exited)
         self._channels.append(channel)
         channel.launch = asyncio.ensure_future(self._launch(channel))
         channel.launch.add_done_callback(_retrieve)
@@ -740,7 +774,7 @@ class ProcessExecutor(_WorkersExecutor):
             await loop.subprocess_exec(lambda: channel, sys.executable, "-c", _BOOTSTRAP,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
                                        env={**os.environ, "PYTHONPATH": path})
-            channel.write(encode_setup(self.worker, self.method))  # its reply resolves `ready`
+            channel.write(encode_setup(self.worker, self.options))  # its reply resolves `ready`
             await asyncio.wait_for(asyncio.shield(channel.ready), WARM_UP_TIMEOUT)
         except BaseException as exc:
             if not channel.ready.done():
@@ -768,10 +802,12 @@ class ProcessExecutor(_WorkersExecutor):
         if self.on_restart is not None:
             self.on_restart(reason)
 
-    async def run(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict, float]:
+    async def run(self, html: str | bytes, url: str | None, overrides: Overrides = None) -> tuple[PageResult, float]:
         if self._slots is None:
             raise RuntimeError(f"the {self.name} executor is not started (call start() first)")
-        parts = encode_request(html, url, method, params)
+        if overrides:
+            self.options.replace(**overrides)  # refused here, not in the worker
+        parts = encode_request(html, url, overrides)
         async with self._slots:
             try:
                 return await self._run_once(parts, url)
@@ -779,7 +815,7 @@ class ProcessExecutor(_WorkersExecutor):
                 logger.info("Sending %s again: it waited behind a page that failed or timed out", url)
                 return await self._run_once(parts, url, last_try=True)
 
-    async def _run_once(self, parts: tuple[Any, ...], url: str | None, last_try: bool = False) -> tuple[dict, float]:
+    async def _run_once(self, parts: tuple[Any, ...], url: str | None, last_try: bool = False) -> tuple[PageResult, float]:
         channel = await self._channel()
         future = channel.send(parts)
         try:
@@ -870,13 +906,13 @@ class LazyPoolExecutor(Executor):
     """
 
     def __init__(self, pool: _WorkersExecutor, *, after_seconds: float = 1.0) -> None:
-        super().__init__(timeout=pool.timeout, worker=pool.worker, on_restart=pool.on_restart)
+        super().__init__(timeout=pool.timeout, worker=pool.worker, on_restart=pool.on_restart, options=pool.options)
         if after_seconds < 0:
             raise ValueError(f"after_seconds must be >= 0, got {after_seconds!r}")
         self.name = pool.name
         self.pool = pool
         self.after_seconds = after_seconds
-        self.inline = InlineExecutor(timeout=pool.timeout, worker=pool.worker, method=pool.method)
+        self.inline = InlineExecutor(timeout=pool.timeout, worker=pool.worker, options=pool.options)
         self.inline_pages = 0
         self.inline_seconds = 0.0
         self._starting: asyncio.Task | None = None
@@ -910,21 +946,21 @@ class LazyPoolExecutor(Executor):
         else:  # the pages go on inline
             logger.error("The %s pool could not start; cleaning inline: %s", self.name, exc)
 
-    async def run(self, html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[dict, float]:
+    async def run(self, html: str | bytes, url: str | None, overrides: Overrides = None) -> tuple[PageResult, float]:
         if self._ready:
-            return await self.pool.run(html, url, method, params)
+            return await self.pool.run(html, url, overrides)
         if not self.takes_inline(html):
             self._start_pool()
             assert self._starting is not None
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._starting)
             if self._ready:
-                return await self.pool.run(html, url, method, params)
+                return await self.pool.run(html, url, overrides)
             # the pool could not start (logged): the page goes inline after all
         if not self._warmed:  # once, not charged to the first page
             self._warmed = True
-            warm_up(method)
-        result, seconds = await self.inline.run(html, url, method, params)
+            warm_up(self.options.method)
+        result, seconds = await self.inline.run(html, url, overrides)
         self.inline_pages += 1
         self.inline_seconds += seconds
         if self.inline_seconds >= self.after_seconds:
@@ -936,6 +972,16 @@ class LazyPoolExecutor(Executor):
         long, and ``timeout`` at least :data:`INLINE_WORST_SECONDS` (else no page is
         cleaned inline)."""
         return self.timeout >= INLINE_WORST_SECONDS and len(html) <= INLINE_MAX_BYTES
+
+    @property
+    def pool_started(self) -> bool:
+        """Whether the pool's start was asked for (it may still be starting)."""
+        return self._starting is not None
+
+    @property
+    def pool_ready(self) -> bool:
+        """Whether the pool is up and takes the pages."""
+        return self._ready
 
     @property
     def restarts(self) -> int:
@@ -957,12 +1003,14 @@ class LazyPoolExecutor(Executor):
         self.shutdown()
 
 
-def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, method: str = "cepr-article",
+def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, options: ExtractOptions | None = None,
                   start_method: str = "spawn", worker: Worker = extract_page,
                   on_restart: Callable[[str], None] | None = None,
                   pool_after_seconds: float | None = None) -> Executor:
     """The executor called *name* (``"inline"``, ``"thread"`` or ``"process"``).
 
+    :param options: what the workers do with every page (default
+        ``ExtractOptions()``: CEPR-Article, text only), sent to each worker once.
     :param worker: the function run per page (default
         :func:`scrapy_cepr.worker.extract_page`); for ``process`` it must be picklable
         (a module-level function).
@@ -977,9 +1025,9 @@ def make_executor(name: str, *, max_workers: int = 1, timeout: float = 30.0, met
     'LazyPoolExecutor'
     """
     if name == "inline":
-        return InlineExecutor(timeout=timeout, worker=worker, on_restart=on_restart, method=method)
+        return InlineExecutor(timeout=timeout, worker=worker, on_restart=on_restart, options=options)
     common: dict[str, Any] = {"max_workers": max_workers, "timeout": timeout, "worker": worker, "on_restart": on_restart,
-                              "method": method}
+                              "options": options}
     pool: _WorkersExecutor
     if name == "thread":
         pool = ThreadExecutor(**common)

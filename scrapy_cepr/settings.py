@@ -27,22 +27,25 @@ import math
 import multiprocessing
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from .core.formats import BODY_FORMATS
-from .executors import PIPE_WORKERS
 from .methods import METHOD_NAMES, get_method
+from .options import BYLINE, ExtractOptions
+from .transport import PIPE_WORKERS
 
 __all__ = [
     "EXECUTORS",
     "BYLINE",
     "NON_ARTICLE",
+    "OUTPUT_FIELDS",
     "OVERWRITE",
     "SETTINGS_DOC",
     "START_METHODS",
     "CEPRConfig",
+    "OutputField",
     "method_settings",
     "param_setting_name",
     "settings_table",
@@ -65,8 +68,6 @@ OVERWRITE: tuple[str, ...] = ("keep", "fill", "overwrite")
 #: (any page type but ``article``; :mod:`scrapy_cepr.core.pagetype`).
 NON_ARTICLE: tuple[str, ...] = ("keep", "mark", "drop")
 
-#: Accepted values of ``CEPR_BYLINE``: leave the byline in the body, or move it out.
-BYLINE: tuple[str, ...] = ("keep", "move")
 
 _PREFIX = "CEPR_"
 
@@ -222,12 +223,20 @@ class CEPRConfig:
         return dict(self.params)
 
     @property
-    def output_fields(self) -> tuple[str, ...]:
-        """The fields the pipeline writes on every item, in export order:
-        ``(title_field, body_field, error_field)``, plus ``page_type_field`` unless
-        ``CEPR_NON_ARTICLE="keep"``."""
-        extra = () if self.non_article == "keep" else (self.page_type_field,)
-        return (self.title_field, self.body_field, self.error_field, *extra)
+    def options(self) -> ExtractOptions:
+        """The :class:`~scrapy_cepr.options.ExtractOptions` the workers get (once, at start)."""
+        return ExtractOptions(self.method, self.params, formats=self.extra_formats, metadata=self.metadata,
+                              byline=self.byline, page_type=self.non_article != "keep")
+
+    def outputs(self) -> tuple[tuple[OutputField, str], ...]:
+        """The output fields the pipeline writes on every item, in export order, each with
+        its item field name: the rows of :data:`OUTPUT_FIELDS` this config asks for, then
+        the method's extras that its parameters ask for (:meth:`ExtractOptions.extras
+        <scrapy_cepr.options.ExtractOptions.extras>`, named by the parameter's setting)."""
+        rows = [(f, getattr(self, f.attr) if f.attr else f.name) for f in OUTPUT_FIELDS if f.wanted(self)]
+        params = {name: param for name, param in get_method(self.method).extras}
+        rows += [(OutputField(name, param_setting_name(params[name])), name) for name in self.options.extras()]
+        return tuple(rows)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CEPRConfig:
@@ -329,6 +338,42 @@ class CEPRConfig:
     def extra_formats(self) -> tuple[str, ...]:
         """The body formats besides text (``"html"``, ``"markdown"``) the worker computes."""
         return tuple(f for f in self.body_formats if f != "text")
+
+
+@dataclass(frozen=True)
+class OutputField:
+    """One output field of the pipeline (a row of :data:`OUTPUT_FIELDS`).
+
+    :param name: the :class:`~scrapy_cepr.options.PageResult` value written
+        (:meth:`PageResult.get <scrapy_cepr.options.PageResult.get>`).
+    :param setting: the setting that names the field (``CEPR_TITLE_FIELD``) or asks for it
+        (``CEPR_BODY_FORMATS``), named in error messages.
+    :param required: item classes must declare it (else the pipeline stops the crawl);
+        an optional field is written only where the item can take it.
+    :param attr: the :class:`CEPRConfig` attribute holding the field's name; None: the
+        field is called *name*.
+    :param wanted: whether a config writes the field.
+    """
+
+    name: str
+    setting: str
+    required: bool = True
+    attr: str | None = None
+    wanted: Callable[[CEPRConfig], bool] = lambda config: True
+
+
+#: The output fields, in export order (a CSV feed's columns): what the pipeline writes,
+#: what it requires of item classes, and the setting each error message names.
+OUTPUT_FIELDS: tuple[OutputField, ...] = (
+    OutputField("title", "CEPR_TITLE_FIELD", attr="title_field"),
+    OutputField("body", "CEPR_BODY_FIELD", attr="body_field"),
+    OutputField("error", "CEPR_ERROR_FIELD", attr="error_field"),
+    OutputField("page_type", "CEPR_PAGE_TYPE_FIELD", required=False, attr="page_type_field",
+                wanted=lambda c: c.non_article != "keep"),
+    OutputField("body_html", "CEPR_BODY_FORMATS", wanted=lambda c: "html" in c.body_formats),
+    OutputField("body_markdown", "CEPR_BODY_FORMATS", wanted=lambda c: "markdown" in c.body_formats),
+    OutputField("metadata", "CEPR_METADATA", wanted=lambda c: c.metadata),
+)
 
 
 #: The optional packages a method needs beyond ``pip install scrapy-cepr``: method ->

@@ -200,10 +200,11 @@ def test_pages_within_the_bounds_are_extracted():
 
 def test_the_bounds_in_a_crawl_export_failed_with_the_reason():
     from scrapy_cepr.core.errors import TooComplexError
+    from scrapy_cepr.options import ExtractOptions
     from scrapy_cepr.worker import extract_page
 
     with pytest.raises(TooComplexError):
-        extract_page(_attribute_bomb(5_000), "http://example.com/", "cepr-article", {})
+        extract_page(_attribute_bomb(5_000), "http://example.com/", ExtractOptions("cepr-article"))
 
 
 _HTML_PIECES = ["<div", "<p", "<script>", "</script>", "<title>", "</title", "<textarea/>", "<iframe/>", "<!--",

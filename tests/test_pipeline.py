@@ -220,7 +220,7 @@ def test_not_html_page_is_recorded_and_the_crawl_goes_on(caplog):
     assert "http://news.example/fake.pdf" in caplog.text
 
 
-def broken_worker(html, url, method, params):
+def broken_worker(html, url, options):
     """Stands for a bug in an extraction method."""
     raise RuntimeError("boom")
 
@@ -309,12 +309,12 @@ def test_dropped_items_leave_the_side_channel():
     assert len(h.pipeline.pages) == 0
 
 
-def slow_worker(html, url, method, params):
+def slow_worker(html, url, options):
     """extract_page, but 1.5 s slower on pages that contain SLOW (pages from a response
     arrive as bytes)."""
     if (b"SLOW" if isinstance(html, bytes) else "SLOW") in html:
         time.sleep(1.5)
-    return extract_page(html, url, method, params)
+    return extract_page(html, url, options)
 
 
 class SlowPipeline(CEPRPipeline):
