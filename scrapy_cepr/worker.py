@@ -67,7 +67,7 @@ def extract_page(html: str | bytes, url: str | None, options: ExtractOptions) ->
                                          **options.params_dict)
     kind = None
     if options.page_type:  # the method's own page-type probabilities, else the classifier on this parse
-        kind = most_probable(extraction.page_types) if extraction.page_types is not None else page_type(page)
+        kind = most_probable(dict(extraction.page_types)) if extraction.page_types is not None else page_type(page)
     result = PageResult(title=extraction.title, body=extraction.body, page_type=kind)
     for name in options.extras():  # the method's declared extras (Method.extras)
         value = getattr(extraction, name, None)
