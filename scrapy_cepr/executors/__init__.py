@@ -17,15 +17,12 @@ process pool (setting ``CEPR_EXECUTOR``).
   the other cores; only the page's bytes and encoding go to the worker and the title
   and body come back.
 
-Why ``process`` is the default (``benchmarks/crawl_throughput.py``: the example
-project's spider crawling the 181 pages of the article-extraction benchmark under 2,172
-URLs from a local server, 2 cores; single runs vary by ±15 %): it is the fastest
+Why ``process`` is the default (``benchmarks/crawl_throughput.py``; figures in
+``docs/measurements.md``, "Crawl throughput" and "Executors"): it is the fastest
 (inline and thread stall the crawl: the extraction holds the GIL), the only executor
-that keeps the reactor free (inline stalls the crawl for a whole extraction, about 7 ms
-on average and far more on big pages), where ``CEPR_TIMEOUT`` really stops a runaway
-page, and where a crashing page cannot take the crawl down. On 2 cores it is bound by
-CPU: the workers' extraction plus the crawler's own work (see the README's crawl
-throughput section for the measured split).
+that keeps the reactor free (inline stalls the crawl for a whole extraction), where
+``CEPR_TIMEOUT`` really stops a runaway page, and where a crashing page cannot take the
+crawl down. It is bound by CPU: the workers' extraction plus the crawler's own work.
 
 **The crawler's CPU** is the ceiling of one crawler process (one thread runs its
 engine), so the pipe transport keeps the crawler's share of each page small: per page
@@ -37,16 +34,16 @@ queue feeder and the executor manager, each taking the GIL) and woke the loop th
 alone, ``benchmarks/crawler_cpu.py`` where a real crawl's CPU goes.
 
 **Lazy start** (:class:`LazyPoolExecutor`, what the pipeline uses for ``thread`` and
-``process``): starting process workers costs 1–3 s of CPU (interpreter start, imports),
+``process``): starting process workers costs seconds of CPU (interpreter start, imports),
 more than a small crawl spends extracting. So pages are first cleaned inline; once they
-have taken ``CEPR_POOL_AFTER_SECONDS`` (default 1 s, about 150 pages of 7 ms) the pool
+have taken ``CEPR_POOL_AFTER_SECONDS`` (default 1 s) the pool
 is started in the background, and pages go to it as soon as its workers are up. A crawl
 of a few dozen pages (and ``scrapy shell``) never starts a worker and runs at the inline
 speed; a long crawl gets the pool after about a second. The inline pages cannot be
 interrupted by ``CEPR_TIMEOUT`` (a slow one is logged), so the inline phase is bounded:
 it takes only pages up to :data:`INLINE_MAX_BYTES` (a larger page starts the pool and
 waits for it), whose worst case under the parse bounds of
-:func:`scrapy_cepr.core.parse.check_bounds` is under 1 s, and none at all when
+:func:`scrapy_cepr.core.parse.check_bounds` is given in ``docs/parsing.md``, and none at all when
 ``CEPR_TIMEOUT`` is below :data:`INLINE_WORST_SECONDS`; ``CEPR_POOL_AFTER_SECONDS=0``
 starts the pool when the spider opens, so that every page has the timeout.
 
@@ -55,13 +52,11 @@ Common rules of the pools:
 * at most ``IN_FLIGHT_PER_WORKER × max_workers`` (2 × ``max_workers``) pages are
   submitted at once (an :class:`asyncio.Semaphore`): each worker has one page running
   and one waiting, so it starts its next page as soon as it finishes one instead of
-  idling while the result travels back and the crawler submits the next page (with one
-  page per worker, process workers were idle about a third of the time). The workers
+  idling while the result travels back and the crawler submits the next page. The workers
   are warmed up (started, the method imported and run once) before their first page,
   and again after a restart, outside the timeout;
 * ``timeout`` counts from the page's submission, so it includes the page's wait behind
-  the page ahead of it (on the benchmark pages a few ms; the default 30 s is three
-  orders of magnitude above a normal page). A page that takes longer raises
+  the page ahead of it. A page that takes longer raises
   :class:`ExtractionTimeout` (only that page fails);
 * every restart calls ``on_restart(reason)`` (the pipeline counts
   ``cepr/worker_restarts``).

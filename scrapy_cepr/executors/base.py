@@ -27,7 +27,7 @@ Overrides = dict[str, Any] | None
 WARM_UP_TIMEOUT = 120.0
 
 #: Pages submitted at once per pool worker: one running, one waiting (see the module
-#: docstring). Measured on 2 cores, benchmarks/crawl_throughput.py: see the README.
+#: docstring; the measurement is in docs/measurements.md, "Executors").
 IN_FLIGHT_PER_WORKER = 2
 
 

@@ -20,7 +20,8 @@ logger = logging.getLogger(__name__)
 #: Largest page (bytes, or characters of a str) that :class:`LazyPoolExecutor` cleans
 #: inline before its pool runs; a larger page starts the pool and waits for it. Under
 #: the parse bounds (:func:`scrapy_cepr.core.parse.check_bounds`) the slowest page of
-#: this size measured takes under 1 s with every page-model method (``docs/parsing.md``).
+#: this size stays below :data:`INLINE_WORST_SECONDS` with every page-model method
+#: (measured in ``docs/parsing.md``).
 INLINE_MAX_BYTES = 256_000
 
 #: Below this ``timeout`` (seconds) :class:`LazyPoolExecutor` has no inline phase: every
