@@ -426,7 +426,7 @@ class CEPRConfig:
             value = get(setting)
             if value is None:
                 continue
-            value = _coerce(settings, setting, str(param_fields[p].type))
+            value = _coerce(setting, value, str(param_fields[p].type))
             params.append((p, value))
         values = {s.attr: s.read(settings) for s in SETTINGS if s.type != "param" and s.name != "CEPR_METHOD"}
         return cls(method=method, params=tuple(params), ignored=tuple(sorted(ignored)), **values)
@@ -514,17 +514,17 @@ def _validate_params(method: str, params: dict[str, Any]) -> None:
         raise ValueError(f"the settings {names} are invalid together: {exc}") from None
 
 
-def _coerce(settings: BaseSettings, setting: str, annotation: str) -> Any:
-    """The value of a method parameter's *setting*, a string (from ``-s NAME=value``)
-    converted with Scrapy's typed getters to the type named by the parameter's
-    *annotation* (e.g. ``"float | None"``); other values pass unchanged, and are checked
-    by the method's parameters class.
+def _coerce(setting: str, value: Any, annotation: str) -> Any:
+    """A method parameter's *value*, a string (from ``-s NAME=value``) converted with
+    Scrapy's typed getters to the type named by the parameter's *annotation* (e.g.
+    ``"float | None"``); other values pass unchanged, and are checked by the method's
+    parameters class.
 
     :raises ValueError: a string that does not convert, naming the setting and the type.
     """
-    value = settings.get(setting)
     if not isinstance(value, str):
         return value
+    settings = BaseSettings({setting: value})
     kinds = set(re.findall(r"[A-Za-z_]+", annotation))
     if "None" in kinds and value.strip().lower() in ("", "none", "null"):
         return None

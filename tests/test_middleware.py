@@ -16,6 +16,7 @@ import threading
 
 import pytest
 import scrapy
+from pages import STORM_PAGE
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.test import get_crawler
@@ -211,16 +212,7 @@ def test_request_meta_opts_in_and_out(meta, opt_in, attached):
 
 # -- a real crawl ----------------------------------------------------------------------
 
-ARTICLE = """<html><head><title>Storm hits coast | Daily News</title></head><body>
-<div class="nav"><a href="/">Home</a> <a href="/world">World</a> <a href="/doc.pdf">Report</a></div>
-<h1>Storm hits coast</h1>
-<div class="story">
-<p>The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; roads were closed.</p>
-<p>Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.</p>
-<p>Residents were told to stay indoors, keep away from windows, and follow the news.</p>
-</div>
-<div class="footer"><a href="/about">About us</a> <a href="/contact">Contact</a></div>
-</body></html>"""
+ARTICLE = STORM_PAGE
 
 CRAWL_SCRIPT = textwrap.dedent('''
     import json, sys
