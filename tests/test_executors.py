@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from pages import STORM_PAGE
 from scrapy.http import HtmlResponse
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr import extract
@@ -287,8 +288,8 @@ def test_killed_worker_costs_only_its_running_page(tmp_path, caplog):
     # b was never started and is sent again to the fresh worker; c after it is cleaned.
     crawler = get_crawler(settings_dict={"CEPR_EXECUTOR": "process", "CEPR_MAX_WORKERS": 1, "CEPR_TIMEOUT": 60,
                                          "CEPR_POOL_AFTER_SECONDS": 0, "ITEM_PIPELINES": {CEPRPipeline: 100}})
-    pipeline = BlockingPipeline.from_crawler(crawler)
-    middleware = CEPRSpiderMiddleware.from_crawler(crawler)
+    pipeline = build_from_crawler(BlockingPipeline, crawler)
+    middleware = build_from_crawler(CEPRSpiderMiddleware, crawler)
     middleware.pages = pipeline.pages
 
     def item(name: str, body: str) -> dict:

@@ -21,6 +21,7 @@ from pages import STORM_BODY, STORM_PAGE, STORM_TITLE
 from scrapy import signals
 from scrapy.exceptions import DropItem
 from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr import extract
@@ -99,8 +100,8 @@ class Harness:
         settings.setdefault("CEPR_EXECUTOR", "inline")
         settings.setdefault("ITEM_PIPELINES", {pipeline_cls: 100})
         self.crawler = get_crawler(settings_dict=settings)
-        self.pipeline = pipeline_cls.from_crawler(self.crawler)
-        self.middleware = CEPRSpiderMiddleware.from_crawler(self.crawler)
+        self.pipeline = build_from_crawler(pipeline_cls, self.crawler)
+        self.middleware = build_from_crawler(CEPRSpiderMiddleware, self.crawler)
         self.middleware.pages = self.pipeline.pages
 
     def attach(self, item, response):

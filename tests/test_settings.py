@@ -10,6 +10,7 @@ import pytest
 import scrapy
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr.addon import Addon
@@ -121,7 +122,7 @@ def test_spider_attribute_chooses_the_method():
     crawler.spider = crawler._create_spider()
     config = CEPRConfig.from_crawler(crawler)
     assert config.method == "nce" and config.ignored == ("CEPR_RADIUS",)
-    pipeline = CEPRPipeline.from_crawler(crawler)
+    pipeline = build_from_crawler(CEPRPipeline, crawler)
     assert pipeline.config.method == "nce"
 
 
@@ -150,17 +151,17 @@ def test_new_settings_are_validated(setting, value, message):
 def test_bad_setting_stops_the_crawler_at_start_up():
     crawler = get_crawler(settings_dict={"CEPR_ALPHA": -2})
     with pytest.raises(ValueError, match="CEPR_ALPHA=-2"):
-        CEPRPipeline.from_crawler(crawler)
+        build_from_crawler(CEPRPipeline, crawler)
     with pytest.raises(ValueError, match="CEPR_ALPHA=-2"):
-        CEPRSpiderMiddleware.from_crawler(crawler)
+        build_from_crawler(CEPRSpiderMiddleware, crawler)
 
 
 def test_disabled_is_not_configured():
     crawler = get_crawler(settings_dict={"CEPR_ENABLED": False})
     with pytest.raises(NotConfigured):
-        CEPRPipeline.from_crawler(crawler)
+        build_from_crawler(CEPRPipeline, crawler)
     with pytest.raises(NotConfigured):
-        CEPRSpiderMiddleware.from_crawler(crawler)
+        build_from_crawler(CEPRSpiderMiddleware, crawler)
 
 
 def test_addon_enables_both_components():
