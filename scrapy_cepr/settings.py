@@ -346,9 +346,12 @@ class CEPRConfig:
 
     @property
     def options(self) -> ExtractOptions:
-        """The :class:`~scrapy_cepr.options.ExtractOptions` the workers get (once, at start)."""
-        return ExtractOptions(self.method, self.params, formats=self.extra_formats, metadata=self.metadata,
-                              byline=self.byline, page_type=self.non_article != "keep")
+        """The :class:`~scrapy_cepr.options.ExtractOptions` the workers get (once, at start):
+        its fields named as one of this config's are copied (method, params, metadata,
+        byline …); ``formats`` are the extra body formats, ``page_type`` is off with
+        ``CEPR_NON_ARTICLE="keep"``."""
+        shared = {f.name: getattr(self, f.name) for f in fields(ExtractOptions) if f.name in _CONFIG_FIELDS}
+        return ExtractOptions(**shared, formats=self.extra_formats, page_type=self.non_article != "keep")
 
     def outputs(self) -> tuple[tuple[OutputField, str], ...]:
         """The output fields the pipeline writes on every item, in export order, each with
@@ -435,6 +438,10 @@ class CEPRConfig:
     def extra_formats(self) -> tuple[str, ...]:
         """The body formats besides text (``"html"``, ``"markdown"``) the worker computes."""
         return tuple(f for f in self.body_formats if f != "text")
+
+
+#: The names of :class:`CEPRConfig`'s fields.
+_CONFIG_FIELDS = frozenset(f.name for f in fields(CEPRConfig))
 
 
 @dataclass(frozen=True)
