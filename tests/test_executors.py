@@ -488,3 +488,44 @@ def test_lazy_pool_has_no_inline_phase_when_the_timeout_is_below_its_worst_case(
             executor.shutdown()
 
     assert asyncio.run(go()).startswith("cepr")
+
+
+# Issue 19: the options go to each worker once; a page carries itself, its URL and its
+# per-page overrides only.
+def test_a_page_request_carries_no_options():
+    from scrapy_cepr.transport import REQUEST_HEADER, decode_request, encode_request
+
+    head, body = encode_request(PAGE, "http://news.example/a")
+    assert decode_request(head[REQUEST_HEADER.size:], body) == (PAGE, "http://news.example/a", None)
+    assert b"setpr" not in head and b"cepr-article" not in head
+
+
+@pytest.mark.parametrize("name", ["inline", "process"])
+def test_per_page_overrides_change_only_that_page(name):
+    async def go():
+        executor = make(name, max_workers=1, timeout=60)
+        await executor.start()
+        try:
+            nce, _ = await executor.run(PAGE, None, {"method": "nce", "formats": ("markdown",)})
+            setpr, _ = await executor.run(PAGE, None)
+            return nce, setpr
+        finally:
+            await executor.aclose()
+
+    nce, setpr = asyncio.run(go())
+    assert nce == extract_page(PAGE, None, ExtractOptions("nce", formats=("markdown",)))[0]
+    assert setpr == extract_page(PAGE, None, SETPR)[0] and setpr.extras == {}
+
+
+def test_bad_overrides_are_refused_in_the_crawler():
+    async def go():
+        executor = make("process", max_workers=1, timeout=60)
+        await executor.start()
+        try:
+            with pytest.raises(ValueError, match="method must be one of"):
+                await executor.run(PAGE, None, {"method": "boilerpipe"})
+            return (await executor.run(PAGE, None))[0].title
+        finally:
+            await executor.aclose()
+
+    assert asyncio.run(go()) == "Storm hits coast"
