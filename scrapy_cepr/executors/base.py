@@ -11,7 +11,7 @@ from typing import Any
 from ..options import ExtractOptions, PageResult
 from ..worker import extract_page, warm_up
 
-__all__ = ['IN_FLIGHT_PER_WORKER', 'WARM_UP_TIMEOUT', 'Executor', 'InlineExecutor', 'Overrides', 'Worker']
+__all__ = ["IN_FLIGHT_PER_WORKER", "WARM_UP_TIMEOUT", "Executor", "InlineExecutor", "Overrides", "Worker"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,8 @@ class Executor:
         self.options = options if options is not None else ExtractOptions()
 
     async def start(self) -> None:
-        """Start the workers (no-op for ``inline``)."""
+        """Start the workers, each warmed up for the options' method before its first
+        page (the inline executor warms the method up in this thread)."""
 
     async def run(self, html: str | bytes, url: str | None, overrides: Overrides = None) -> tuple[PageResult, float]:
         """Extract one page: ``(PageResult, seconds in the worker)``; *overrides* change

@@ -12,7 +12,7 @@ from ..options import PageResult
 from ..worker import warm_up
 from .base import Executor, InlineExecutor, Overrides, _WorkersExecutor
 
-__all__ = ['INLINE_MAX_BYTES', 'INLINE_WORST_SECONDS', 'LazyPoolExecutor']
+__all__ = ["INLINE_MAX_BYTES", "INLINE_WORST_SECONDS", "LazyPoolExecutor"]
 
 logger = logging.getLogger(__name__)
 

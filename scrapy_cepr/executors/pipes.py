@@ -20,7 +20,7 @@ from ..options import PageResult
 from ..transport import REPLY_HEADER, decode_reply, encode_request, encode_setup
 from .base import IN_FLIGHT_PER_WORKER, WARM_UP_TIMEOUT, Overrides, _retrieve, _WorkersExecutor
 
-__all__ = ['EXIT_GRACE', 'PIPE_BYTES', 'ProcessExecutor']
+__all__ = ["EXIT_GRACE", "PIPE_BYTES", "ProcessExecutor"]
 
 logger = logging.getLogger(__name__)
 

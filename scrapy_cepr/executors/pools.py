@@ -22,7 +22,7 @@ from ..options import PageResult
 from ..worker import init_process_worker, ping, run_set_up, warm_up
 from .base import IN_FLIGHT_PER_WORKER, WARM_UP_TIMEOUT, Overrides, _retrieve, _WorkersExecutor
 
-__all__ = ['PoolProcessExecutor', 'ThreadExecutor']
+__all__ = ["PoolProcessExecutor", "ThreadExecutor"]
 
 logger = logging.getLogger(__name__)
 
