@@ -196,11 +196,12 @@ class Setting:
 #: Every ``CEPR_*`` setting, in the order of the settings reference: the one source of the
 #: defaults (:class:`CEPRConfig`'s fields), the reading (:meth:`CEPRConfig.from_settings`),
 #: the validation and the generated documentation (:data:`SETTINGS_DOC`). The method
-#: parameters besides SETPR's are listed by :func:`method_settings`.
+#: parameters besides SETPR's are listed by :func:`method_settings`. The settings that
+#: are per-page options take their defaults from :class:`~scrapy_cepr.options.ExtractOptions`.
 SETTINGS: tuple[Setting, ...] = (
     Setting("CEPR_ENABLED", "bool", True,
             "Switch the extension off with False (the pipeline and middleware raise NotConfigured)."),
-    Setting("CEPR_METHOD", "str", "cepr-article",
+    Setting("CEPR_METHOD", "str", ExtractOptions.method,
             "Extraction method: " + ", ".join(METHOD_NAMES) + "."),
     Setting("CEPR_ALPHA", "param", None,
             "CEPR threshold factor α of τ = α·σ(H'); None = the paper's value (TPR 1.7, ETPR 0.7, SETPR 0.8)."),
@@ -259,9 +260,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CEPR_BODY_FORMATS", "list", ("text",),
             'Body formats written to the item: "text" (CEPR_BODY_FIELD, always), "html" (field body_html: clean, safe HTML with absolute links and images) and "markdown" (field body_markdown). A list, or on the command line a JSON list or comma-separated names.',
             choices=BODY_FORMATS),
-    Setting("CEPR_METADATA", "bool", False,
+    Setting("CEPR_METADATA", "bool", ExtractOptions.metadata,
             "Write the article's metadata (authors, dates, language, description, lead image, canonical URL, site name, section, tags and their sources) to the item field metadata, as a dict."),
-    Setting("CEPR_BYLINE", "str", "keep",
+    Setting("CEPR_BYLINE", "str", ExtractOptions.byline,
             '"keep" leaves the byline in the body (as the benchmark\'s gold does); "move" removes the body line naming an author found in the metadata.',
             choices=BYLINE),
 )
