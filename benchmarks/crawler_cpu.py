@@ -121,7 +121,7 @@ PRIORITY: list[tuple[str, Rule]] = [
         a.startswith("scrapy_cepr/") and _FUTURES_ENTRY.match(b) for a, b in pairwise(keys))),
     ("transport", _any(r"^(concurrent/futures/|multiprocessing/|pickle\.py|copyreg\.py|_compat_pickle\.py)|"
                        r"^asyncio/(unix_events|base_subprocess|subprocess|streams)\.py|"
-                       r"^scrapy_cepr/(executors\.py|[^:]*(pool|transport)[^:/]*\.py)")),
+                       r"^scrapy_cepr/(executors(\.py|/)|[^:]*(pool|transport)[^:/]*\.py)")),
     ("side channel (middleware)", _any(r"^scrapy_cepr/(middlewares|pagestore)\.py")),
     ("item handling (pipeline)", _any(r"^scrapy_cepr/pipelines\.py")),
     ("cepr (other)", _any(r"^scrapy_cepr/")),

@@ -46,6 +46,7 @@ from scrapy_cepr.core.formats import body_html, html_to_markdown
 from scrapy_cepr.core.metadata import extract_metadata
 from scrapy_cepr.core.page import Page, decode_html
 from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus
+from scrapy_cepr.options import ExtractOptions
 from scrapy_cepr.worker import extract_page
 
 STEPS = ("parse", "extract", "html (crawl)", "html (lazy)", "markdown", "metadata")
@@ -100,10 +101,10 @@ def f1_unchanged(samples: list, method: str) -> dict[str, float]:
     plain, formatted, same = [], [], 0
     for s in samples:
         body = extract(s.html, url=s.url, method=method).body
-        full = extract_page(s.html, s.url, method, {}, formats=("html", "markdown"), metadata=True)[0]
-        same += full["body"] == body
+        full = extract_page(s.html, s.url, ExtractOptions(method, formats=("html", "markdown"), metadata=True))[0]
+        same += full.body == body
         plain.append(benchmark_counts(body, s.gold_body))
-        formatted.append(benchmark_counts(full["body"], s.gold_body))
+        formatted.append(benchmark_counts(full.body, s.gold_body))
     return {"f1_text_only": benchmark_summary(plain)["f1"], "f1_with_formats": benchmark_summary(formatted)["f1"],
             "identical_bodies": same, "pages": len(samples)}
 

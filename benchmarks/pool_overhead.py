@@ -43,6 +43,7 @@ import psutil
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scrapy_cepr.executors import PoolProcessExecutor, ProcessExecutor
+from scrapy_cepr.options import ExtractOptions, PageResult
 from scrapy_cepr.transport import HtmlBytes
 
 TRANSPORTS = {"pipes": ProcessExecutor, "futures": PoolProcessExecutor}
@@ -58,10 +59,10 @@ def _workers_cpu() -> float:
     return total
 
 
-def no_extraction(html: Any, url: Any, method: str, params: dict) -> tuple[dict[str, Any], float]:
+def no_extraction(html: Any, url: Any, options: Any) -> tuple[PageResult, float]:
     """The worker function: ignores the page, returns a result of typical size (the
     signature of :func:`scrapy_cepr.worker.extract_page`)."""
-    return {"title": "t" * 80, "body": "b" * 5000, "page_type": "article"}, 0.0
+    return PageResult("t" * 80, "b" * 5000, "article"), 0.0
 
 
 async def measure(transport: str, pages: int, workers: int, size: int) -> dict[str, float]:
@@ -70,12 +71,12 @@ async def measure(transport: str, pages: int, workers: int, size: int) -> dict[s
     them) through a fresh executor of *workers* processes."""
     from pool_overhead import no_extraction as worker  # importable by the workers (not __main__)
 
-    executor = TRANSPORTS[transport](max_workers=workers, timeout=60, worker=worker, method="setpr")
+    executor = TRANSPORTS[transport](max_workers=workers, timeout=60, worker=worker, options=ExtractOptions("setpr"))
     await executor.start()
     page = HtmlBytes(os.urandom(size), "utf-8")
-    await asyncio.gather(*(executor.run(page, "http://x/", "setpr", {}) for _ in range(4 * workers)))
+    await asyncio.gather(*(executor.run(page, "http://x/") for _ in range(4 * workers)))
     cpu0, children0, wall0 = time.process_time(), _workers_cpu(), time.perf_counter()
-    await asyncio.gather(*(executor.run(page, "http://x/", "setpr", {}) for _ in range(pages)))
+    await asyncio.gather(*(executor.run(page, "http://x/") for _ in range(pages)))
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     children = _workers_cpu() - children0
     await executor.aclose()

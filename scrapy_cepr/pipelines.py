@@ -76,7 +76,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import MutableMapping
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -87,9 +86,10 @@ from scrapy.utils.defer import deferred_from_coro
 
 from .core.errors import ExtractionError
 from .executors import Executor, ExtractionTimeout, WorkerDied, make_executor
+from .options import PageResult
 from .pagestore import PageRef, PageStore, response_page
 from .pagestore import try_set as _try_set
-from .settings import CEPRConfig
+from .settings import CEPRConfig, OutputField
 from .transport import HtmlBytes
 from .worker import extract_page
 
@@ -99,14 +99,6 @@ if TYPE_CHECKING:
 __all__ = ["CEPRPipeline"]
 
 logger = logging.getLogger(__name__)
-
-_FIELD_SETTINGS = {
-    "title_field": "CEPR_TITLE_FIELD",
-    "body_field": "CEPR_BODY_FIELD",
-    "error_field": "CEPR_ERROR_FIELD",
-    "html_field": "CEPR_HTML_FIELD",
-    "page_type_field": "CEPR_PAGE_TYPE_FIELD",
-}
 
 #: Skips that are not errors: no cepr_error, a DEBUG message.
 _QUIET_SKIPS = frozenset({"non_html", "opt_out"})
@@ -126,8 +118,8 @@ class CEPRPipeline:
     module-level function of the same signature.
     """
 
-    #: ``(html, url, method, params) -> (result dict, seconds)``; the dict has ``title``,
-    #: ``body`` and optionally ``page_type``.
+    #: ``(html, url, options) -> (PageResult, seconds)``
+    #: (:class:`~scrapy_cepr.options.ExtractOptions`, :class:`~scrapy_cepr.options.PageResult`).
     worker = staticmethod(extract_page)
 
     def __init__(self, crawler: Crawler) -> None:
@@ -147,8 +139,9 @@ class CEPRPipeline:
         #: Per-page warnings logged so far, per kind (rate limit: CEPR_WARN_LIMIT).
         self._warnings: Counter[str] = Counter()
         self._started: float | None = None
-        #: Fields asked for by CEPR_BODY_FORMATS / CEPR_METADATA -> the setting that asked.
-        self._extra_fields = _extra_fields(self.config)
+        #: The output fields written on every item, in export order, with their item field
+        #: names (:data:`scrapy_cepr.settings.OUTPUT_FIELDS`).
+        self._outputs = self.config.outputs()
         crawler.signals.connect(self.pages.discard, signal=signals.item_dropped)
         crawler.signals.connect(self.pages.discard, signal=signals.item_error)
 
@@ -172,16 +165,8 @@ class CEPRPipeline:
             raise ValueError(f"CEPR_EXECUTOR={c.executor!r} needs Scrapy's asyncio reactor (TWISTED_REACTOR="
                              "'twisted.internet.asyncioreactor.AsyncioSelectorReactor', the default); "
                              "use CEPR_EXECUTOR='inline' with other reactors")
-        worker = type(self).worker
-        options: dict[str, Any] = {}  # the worker's keyword options that differ from its defaults
-        if c.extra_formats or c.metadata or c.byline != "keep":
-            options.update(formats=c.extra_formats, metadata=c.metadata, byline=c.byline)
-        if c.non_article == "keep":  # no page-type detection for a setting that ignores it
-            options["detect_page_type"] = False
-        if options:
-            worker = partial(worker, **options)  # a picklable partial of the module function
-        self.executor = make_executor(c.executor, max_workers=c.max_workers, timeout=c.timeout, method=c.method,
-                                      start_method=c.start_method, worker=worker,
+        self.executor = make_executor(c.executor, max_workers=c.max_workers, timeout=c.timeout, options=c.options,
+                                      start_method=c.start_method, worker=type(self).worker,
                                       on_restart=self._on_restart, pool_after_seconds=c.pool_after_seconds)
         await self.executor.start()
         self._started = time.monotonic()
@@ -253,12 +238,12 @@ class CEPRPipeline:
                 ref = self._recent_page(adapter)
             if ref is None:
                 self._no_html(adapter)
-                self._write(item, adapter, {}, quiet=True)
+                self._write(item, adapter, PageResult(), quiet=True)
                 return item
         if ref.skip in _QUIET_SKIPS:
             self.stats.inc_value(f"cepr/skipped/{ref.skip}")
             logger.debug("CEPR did not clean %s: %s", ref.url, ref.reason)
-            self._write(item, adapter, {}, quiet=True)
+            self._write(item, adapter, PageResult(), quiet=True)
             return item
         self._check_class(item)
         url = ref.url or adapter.get(c.url_field)
@@ -269,14 +254,14 @@ class CEPRPipeline:
         self._write(item, adapter, values)
         if not own_html:
             self._finish_html(item, adapter, ref)
-        page_type = values.get("page_type_field")
+        page_type = values.page_type
         if c.non_article == "drop" and page_type not in (None, "article"):
             self.stats.inc_value("cepr/dropped/non_article")
             raise DropItem(f"CEPR: {url} is not an article page ({page_type})", log_level="DEBUG")
         return item
 
-    async def _extract(self, html: Any, url: str | None) -> dict[str, Any]:
-        """Run the method on *html*; the output values (title, body, error, page type)."""
+    async def _extract(self, html: Any, url: str | None) -> PageResult:
+        """Run the method on *html*; the output values (title, body, error, page type, extras)."""
         c = self.config
         size = _size(html, c.max_html_bytes)
         if c.max_html_bytes and size > c.max_html_bytes:
@@ -288,7 +273,7 @@ class CEPRPipeline:
                                 url)
         assert self.executor is not None, "open_spider() was not called"
         try:
-            result, seconds = await self.executor.run(html, url, c.method, c.params_dict)
+            result, seconds = await self.executor.run(html, url)
         except ExtractionTimeout as exc:
             return self._record("timeout", f"timeout: {exc}", url)
         except WorkerDied as exc:
@@ -300,21 +285,19 @@ class CEPRPipeline:
             return self._record("failed", f"failed: {type(exc).__name__}: {exc}", url)
         # Scrapy annotates inc_value's count as int; it adds any number.
         self.stats.inc_value("cepr/extraction_seconds", seconds, start=0.0)  # type: ignore[arg-type]
-        values = {"title_field": result["title"], "body_field": result["body"]}
-        values.update((name, result[name]) for name in self._extra_fields if name in result)
-        page_type = result.get("page_type")
-        if c.non_article != "keep" and page_type is not None:
-            values["page_type_field"] = page_type
+        page_type = result.page_type if c.non_article != "keep" else None
+        result.page_type = page_type
+        if page_type is not None:
             self.stats.inc_value(f"cepr/page_type/{page_type}")
-        if not result["body"]:
-            values.update(self._record("empty", "empty: no main content found", url))
-        elif c.non_article != "keep" and page_type not in (None, "article"):
+        if not result.body:
+            result.error = self._record("empty", "empty: no main content found", url).error
+        elif page_type not in (None, "article"):
             self.stats.inc_value("cepr/non_article")
         else:
             self.stats.inc_value("cepr/cleaned")
-        return values
+        return result
 
-    def _record(self, stat: str, message: str | None, url: str | None, log: Any = None) -> dict[str, Any]:
+    def _record(self, stat: str, message: str | None, url: str | None, log: Any = None) -> PageResult:
         """Count ``cepr/<stat>``, log *message* with the URL (rate-limited per kind);
         the error value to write."""
         self.stats.inc_value(f"cepr/{stat}")
@@ -322,7 +305,7 @@ class CEPRPipeline:
             self._warn(stat, "CEPR could not clean %s: %s", url or "(no URL)", message)
         else:
             log("CEPR could not clean %s: %s", url or "(no URL)", message)
-        return {"error_field": message}
+        return PageResult(error=message)
 
     def _warn(self, kind: str, message: str, *args: Any) -> None:
         """A per-page warning: the first ``CEPR_WARN_LIMIT`` of each *kind* are logged,
@@ -335,32 +318,22 @@ class CEPRPipeline:
             logger.warning(message + " (%d %r warnings: further ones are only counted, see the summary at close)",
                            *args, n, kind)
 
-    def _write(self, item: Any, adapter: ItemAdapter, values: dict[str, Any], quiet: bool = False) -> None:
-        """Write every output field, in order, from *values* (config attribute or extra
-        field name -> value; absent = None), following ``CEPR_OVERWRITE`` for each of
-        them (:meth:`_keeps_own`). *quiet*: an item not cleaned (no page, non-HTML, opted
-        out): fields it cannot take are skipped and existing values are never replaced."""
-        c = self.config
-        attrs = ["title_field", "body_field", "error_field"] + ([] if c.non_article == "keep" else ["page_type_field"])
-        for attr in attrs:
-            field = getattr(c, attr)
-            value = values.get(attr)
-            if quiet:
-                if adapter.get(field) is None and field not in adapter:
-                    _try_set(adapter, field, value)
-                continue
-            if self._keeps_own(item, adapter, field, value):
-                continue
-            if attr == "page_type_field":  # optional on item classes
-                _try_set(adapter, field, value)
-            else:
-                self._set(item, adapter, attr, value)
-        for field, setting in self._extra_fields.items():  # CEPR_BODY_FORMATS, CEPR_METADATA
+    def _write(self, item: Any, adapter: ItemAdapter, result: PageResult, quiet: bool = False) -> None:
+        """Write every output field, in export order (:data:`scrapy_cepr.settings.OUTPUT_FIELDS`),
+        from *result* (absent = None), following ``CEPR_OVERWRITE`` for each of them
+        (:meth:`_keeps_own`). *quiet*: an item not cleaned (no page, non-HTML, opted out):
+        fields it cannot take are skipped and existing values are never replaced."""
+        for output, field in self._outputs:
+            value = result.get(output.name)
             if quiet:
                 if field not in adapter:
-                    _try_set(adapter, field, None)
-            elif not self._keeps_own(item, adapter, field, values.get(field)):
-                self._set(item, adapter, field, values.get(field), setting)
+                    _try_set(adapter, field, value)
+            elif self._keeps_own(item, adapter, field, value):
+                continue
+            elif output.required:
+                self._set(item, adapter, field, value, output.setting)
+            else:  # optional on item classes
+                _try_set(adapter, field, value)
 
     def _keeps_own(self, item: Any, adapter: ItemAdapter, field: str, value: Any) -> bool:
         """Whether the spider's own value of *field* stays instead of *value*
@@ -380,15 +353,14 @@ class CEPRPipeline:
                            adapter.get(self.config.url_field) or type(item).__name__, _short(old))
         return False
 
-    def _set(self, item: Any, adapter: ItemAdapter, attr: str, value: Any, setting: str | None = None) -> None:
-        """Write *value* to the field of config attribute *attr* (or, with *setting*, to
-        the field named *attr*, which that setting asked for)."""
-        field = attr if setting else getattr(self.config, attr)
+    def _set(self, item: Any, adapter: ItemAdapter, field: str, value: Any, setting: str) -> None:
+        """Write *value* to *field* (named or asked for by *setting*); an item class that
+        cannot take it is a configuration error (logged once, the item dropped)."""
         try:
             adapter[field] = value
         except (KeyError, AttributeError, TypeError) as exc:  # undeclared field, frozen item
             cls = type(item)
-            message = (f"CEPRPipeline cannot set the field {field!r} ({setting or _FIELD_SETTINGS[attr]}) on items of class "
+            message = (f"CEPRPipeline cannot set the field {field!r} ({setting}) on items of class "
                        f"{cls.__module__}.{cls.__qualname__}: {exc}")
             if self._class_errors.get(cls) is None:
                 self._class_errors[cls] = message
@@ -414,9 +386,9 @@ class CEPRPipeline:
             if html is None and ref.html is not None:
                 html = ref.html
             if isinstance(html, HtmlBytes):  # exported as text, as response.text would be
-                self._set(item, adapter, "html_field", html.text())
+                self._set(item, adapter, field, html.text(), "CEPR_HTML_FIELD")
             elif html is not None and html is not adapter.get(field):
-                self._set(item, adapter, "html_field", html)
+                self._set(item, adapter, field, html, "CEPR_HTML_FIELD")
         elif isinstance(item, MutableMapping):  # dict, scrapy.Item: drop the key
             item.pop(field, None)
         elif adapter.get(field) is not None:  # dataclass, attrs: a declared attribute
@@ -446,7 +418,7 @@ class CEPRPipeline:
         """Drop *item* when its class cannot take an output field (error logged once)."""
         cls = type(item)
         if cls not in self._class_errors:
-            self._class_errors[cls] = error = _missing_field_message(cls, self.config)
+            self._class_errors[cls] = error = _missing_field_message(cls, self._outputs)
             if error is not None:
                 self._class_error(error)
         message = self._class_errors[cls]
@@ -482,36 +454,21 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _extra_fields(config: CEPRConfig) -> dict[str, str]:
-    """The output fields that ``CEPR_BODY_FORMATS``, ``CEPR_METADATA`` and
-    ``CEPR_STYLED_HTML`` ask for, each with the setting that asked
-    (``{"body_html": "CEPR_BODY_FORMATS", …}``)."""
-    fields = {f"body_{f}": "CEPR_BODY_FORMATS" for f in config.extra_formats}
-    if config.metadata:
-        fields["metadata"] = "CEPR_METADATA"
-    if config.params_dict.get("styled_html"):  # wang2009's styled article
-        fields["body_styled_html"] = "CEPR_STYLED_HTML"
-    return fields
-
-
-def _missing_field_message(cls: type, config: CEPRConfig) -> str | None:
-    """Error message for an item class lacking an output field, or None (dicts and
-    classes that declare them all)."""
+def _missing_field_message(cls: type, outputs: tuple[tuple[OutputField, str], ...]) -> str | None:
+    """Error message for an item class lacking a required output field, or None (dicts
+    and classes that declare them all)."""
     names = ItemAdapter.get_field_names_from_class(cls)
     if names is None:  # dict-like: any field
         return None
-    attrs = ["title_field", "body_field", "error_field"]
-    for field, setting in _extra_fields(config).items():  # fields of CEPR_BODY_FORMATS and CEPR_METADATA
-        if field not in names:
-            return (f"item class {cls.__module__}.{cls.__qualname__} has no field {field!r} ({setting}); "
-                    f"declare it (e.g. `{field} = scrapy.Field()`) or change {setting}")
-    for attr in attrs:
-        field = getattr(config, attr)
-        if field not in names:
-            setting = _FIELD_SETTINGS[attr]
-            return (f"item class {cls.__module__}.{cls.__qualname__} has no field {field!r} ({setting}); "
-                    f"declare it (e.g. `{field} = scrapy.Field()`, or a dataclass/attrs field defaulting to "
-                    f"None) or set {setting} to one of its fields ({', '.join(names) or 'none'})")
+    for output, field in outputs:
+        if not output.required or field in names:
+            continue
+        setting = output.setting
+        where = f"item class {cls.__module__}.{cls.__qualname__} has no field {field!r} ({setting})"
+        if output.attr is None:  # a field asked for by a setting
+            return f"{where}; declare it (e.g. `{field} = scrapy.Field()`) or change {setting}"
+        return (f"{where}; declare it (e.g. `{field} = scrapy.Field()`, or a dataclass/attrs field defaulting to "
+                f"None) or set {setting} to one of its fields ({', '.join(names) or 'none'})")
     return None
 
 

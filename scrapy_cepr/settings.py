@@ -5,6 +5,14 @@ middleware are built): a bad value raises :class:`ValueError` naming the setting
 value, so a typo never turns into a silently disabled extension. ``CEPR_ENABLED=False``
 is the only way to switch the extension off (:class:`scrapy.exceptions.NotConfigured`).
 
+One declarative table, :data:`SETTINGS` (name, type, default, description, allowed
+values), is the source of :class:`CEPRConfig`'s defaults, of the reading (Scrapy's typed
+getters ``getbool``/``getint``/``getfloat``/``getlist`` for values given as strings), of
+the validation and of the settings reference (:data:`SETTINGS_DOC`, docs/settings.rst).
+Adding a setting is one row there and one field of :class:`CEPRConfig`. The fields the
+pipeline writes are the rows of :data:`OUTPUT_FIELDS`; what the workers get is
+:attr:`CEPRConfig.options` (:class:`~scrapy_cepr.options.ExtractOptions`).
+
 Method parameters are mapped generically: each parameter ``p`` of the chosen method
 (:meth:`scrapy_cepr.methods.Method.param_names`) is read from the setting
 ``"CEPR_" + p.upper().strip("_")`` (``alpha`` -> ``CEPR_ALPHA``, ``lambda_`` ->
@@ -27,22 +35,30 @@ import math
 import multiprocessing
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from scrapy.settings import BaseSettings
+
 from .core.formats import BODY_FORMATS
-from .executors import PIPE_WORKERS
 from .methods import METHOD_NAMES, get_method
+from .options import BYLINE, ExtractOptions
+from .transport import PIPE_WORKERS
 
 __all__ = [
     "EXECUTORS",
     "BYLINE",
     "NON_ARTICLE",
+    "OUTPUT_FIELDS",
     "OVERWRITE",
+    "DEFAULTS",
+    "SETTINGS",
     "SETTINGS_DOC",
     "START_METHODS",
     "CEPRConfig",
+    "OutputField",
+    "Setting",
     "method_settings",
     "param_setting_name",
     "settings_table",
@@ -65,45 +81,8 @@ OVERWRITE: tuple[str, ...] = ("keep", "fill", "overwrite")
 #: (any page type but ``article``; :mod:`scrapy_cepr.core.pagetype`).
 NON_ARTICLE: tuple[str, ...] = ("keep", "mark", "drop")
 
-#: Accepted values of ``CEPR_BYLINE``: leave the byline in the body, or move it out.
-BYLINE: tuple[str, ...] = ("keep", "move")
 
 _PREFIX = "CEPR_"
-
-#: ``(setting, default, description)`` of every general setting, in README order. The
-#: method parameters are listed by :func:`method_settings`.
-SETTINGS_DOC: tuple[tuple[str, str, str], ...] = (
-    ("CEPR_ENABLED", "True", "Switch the extension off with False (the pipeline and middleware raise NotConfigured)."),
-    ("CEPR_METHOD", '"cepr-article"', "Extraction method: " + ", ".join(METHOD_NAMES) + "."),
-    ("CEPR_ALPHA", "None", "CEPR threshold factor α of τ = α·σ(H'); None = the paper's value (TPR 1.7, ETPR 0.7, SETPR 0.8)."),
-    ("CEPR_LAMBDA", "1.0", "CEPR-SETPR λ ≥ 0 of the tag-path weight 1/dist^λ."),
-    ("CEPR_RADIUS", "1", "CEPR-SETPR smoothing window radius r ≥ 0 (window 2r+1 text nodes)."),
-    ("CEPR_EDGES", '"keep"', 'CEPR-SETPR: "keep" leaves the first/last r nodes unsmoothed (authors\' code), "pad" pads with zeros.'),
-    ("CEPR_HTML_FIELD", '"html"', "Item field that carries the page's HTML from the spider middleware to the pipeline."),
-    ("CEPR_URL_FIELD", '"url"', "Item field holding the page URL (filled from the response when empty; used in warnings)."),
-    ("CEPR_TITLE_FIELD", '"title"', "Output field for the extracted title (None when no title was found)."),
-    ("CEPR_BODY_FIELD", '"body"', "Output field for the extracted main content (plain text, one block per line)."),
-    ("CEPR_ERROR_FIELD", '"cepr_error"', "Output field set when a page was skipped, failed, timed out or had no main content."),
-    ("CEPR_KEEP_HTML", "False", "Keep the raw HTML in the exported item (in CEPR_HTML_FIELD) instead of removing it; on item classes without that field the items are exported without it (one warning per class)."),
-    ("CEPR_EXECUTOR", '"process"', '"inline" (in the reactor thread), "thread" (thread pool) or "process" (process pool).'),
-    ("CEPR_MAX_WORKERS", "os.cpu_count()", "Workers of the thread/process pool (≥ 1); each has up to 2 pages in flight (one running, one queued)."),
-    ("CEPR_START_METHOD", '"spawn"', 'How the fallback process pool starts its workers, "spawn" or "forkserver" (never "fork"); only where process workers cannot be fed over pipes (Windows). On POSIX every worker is a fresh interpreter fed over pipes, and the setting is ignored (logged at INFO).'),
-    ("CEPR_TIMEOUT", "30.0", "Seconds a page may take in a thread/process worker, counted from its submission (so including the wait behind at most one page), before it is abandoned and recorded (> 0)."),
-    ("CEPR_MAX_HTML_BYTES", "10000000", "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit."),
-    ("CEPR_MAX_PENDING_PAGES", "1000", "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD."),
-    ("CEPR_OVERWRITE", '"fill"', 'An output field (title, body, error, page type, body formats, metadata) the spider already set: "fill" writes only empty (None or "") fields, "keep" never touches a field the spider set, "overwrite" always writes (a warning, once per field, when a value is replaced); a None value never replaces a spider\'s value.'),
-    ("CEPR_NON_ARTICLE", '"mark"', 'Pages that are not articles (any page type but "article": forum, product, collection, listing, documentation, service): "mark" writes the type to CEPR_PAGE_TYPE_FIELD, "drop" drops the item (stat cepr/dropped/non_article), "keep" does not detect it.'),
-    ("CEPR_PAGE_TYPE_FIELD", '"page_type"', 'Output field for the page type (one of "article", "forum", "product", "collection", "listing", "documentation", "service"; None when not detected); written unless CEPR_NON_ARTICLE="keep".'),
-    ("CEPR_OPT_IN", "False", 'True: clean only responses whose request has meta {"cepr": True}; False: every HTML response except meta {"cepr": False}.'),
-    ("CEPR_WARN_LIMIT", "5", "Per-page warnings logged per kind (failed, timeout, empty …) before the rest are only counted (the closing summary gives the totals); 0 = no limit."),
-    ("CEPR_POOL_AFTER_SECONDS", "1.0", "thread/process executor: pages are cleaned inline until they have taken this many seconds in total; then the pool starts in the background and takes over when ready (small crawls never start it); 0 = start it when the spider opens."),
-    ("CEPR_BODY_FORMATS", '("text",)', 'Body formats written to the item: "text" (CEPR_BODY_FIELD, always), "html" (field body_html: clean, safe HTML with absolute links and images) and "markdown" (field body_markdown). A list, or on the command line a JSON list or comma-separated names.'),
-    ("CEPR_METADATA", "False", "Write the article's metadata (authors, dates, language, description, lead image, canonical URL, site name, section, tags and their sources) to the item field metadata, as a dict."),
-    ("CEPR_BYLINE", '"keep"', '"keep" leaves the byline in the body (as the benchmark\'s gold does); "move" removes the body line naming an author found in the metadata.'),
-)
-
-_GENERAL = tuple(name for name, _, _ in SETTINGS_DOC if name not in ("CEPR_ALPHA", "CEPR_LAMBDA", "CEPR_RADIUS", "CEPR_EDGES"))
-
 
 def param_setting_name(param: str) -> str:
     """The Scrapy setting of a method parameter.
@@ -129,6 +108,174 @@ def method_settings(method: str) -> list[tuple[str, str, str]]:
     return [(param_setting_name(f.name), repr(f.default), str(f.type)) for f in fields(spec.params_cls)]
 
 
+@dataclass(frozen=True)
+class Setting:
+    """One ``CEPR_*`` setting: a row of :data:`SETTINGS`.
+
+    :param name: the Scrapy setting.
+    :param type: how it is read (with Scrapy's typed getters) and checked: ``"bool"``,
+        ``"int"``, ``"float"``, ``"str"``, ``"field"`` (an item field name), ``"list"``
+        (of names), or ``"param"`` (a method parameter: read, typed and checked by the
+        method's parameters class, :func:`method_settings`).
+    :param default: the value when the setting is absent (None for a ``"param"``).
+    :param doc: the description in the settings reference (docs/settings.rst).
+    :param choices: the allowed values (of a ``"str"``, or of each item of a ``"list"``).
+    :param low: the smallest allowed number; *open_low*: the bound itself is refused.
+    :param shown: the default as documented, when not ``repr(default)``.
+    """
+
+    name: str
+    type: str
+    default: Any
+    doc: str
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    open_low: bool = False
+    shown: str | None = None
+
+    @property
+    def attr(self) -> str:
+        """The :class:`CEPRConfig` attribute: ``CEPR_MAX_WORKERS`` -> ``max_workers``."""
+        return self.name[len(_PREFIX):].lower()
+
+    @property
+    def documented_default(self) -> str:
+        """The default as the settings reference shows it (``"cepr-article"``, ``30.0``)."""
+        if self.shown is not None:
+            return self.shown
+        if self.type == "param":  # the setpr parameter's, from its parameters class
+            return {s: d for s, d, _ in method_settings("setpr")}[self.name].replace("'", '"')
+        return repr(self.default).replace("'", '"')
+
+    def problem(self, value: Any) -> str | None:
+        """Why *value* is not allowed (the end of the error message), or None."""
+        if self.type == "bool":
+            return None if isinstance(value, bool) else f"must be True or False; got {value!r}"
+        if self.type == "int":
+            if isinstance(value, bool) or not isinstance(value, int) or (self.low is not None and value < self.low):
+                return f"must be an integer >= {self.low:g}; got {value!r}"
+        elif self.type == "float":
+            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                    or (self.low is not None and (value <= self.low if self.open_low else value < self.low))):
+                return f"must be a number of seconds {'>' if self.open_low else '>='} {self.low:g}; got {value!r}"
+        elif self.type == "field":
+            if not isinstance(value, str) or not value:
+                return f"must be a non-empty field name; got {value!r}"
+        elif self.type == "list":
+            if not isinstance(value, tuple) or not value or any(v not in self.choices for v in value):
+                return f"must be a non-empty list of {', '.join(self.choices)}; got {value!r}"
+        elif self.choices and value not in self.choices:
+            return f"must be one of {', '.join(self.choices)}; got {value!r}"
+        return None
+
+    def read(self, settings: BaseSettings) -> Any:
+        """The value of this setting in *settings*, converted with Scrapy's typed getters
+        when given as a string (``-s CEPR_MAX_WORKERS=4``); the default when absent.
+        A value of the wrong type is returned as it is, for :meth:`problem` to name.
+
+        :raises ValueError: a string that does not convert, naming the setting.
+        """
+        value = settings.get(self.name)
+        if value is None:
+            return self.default
+        try:
+            if self.type == "bool" and (isinstance(value, str) or (type(value) is int and value in (0, 1))):
+                return settings.getbool(self.name)
+            if self.type == "int" and isinstance(value, str):
+                return settings.getint(self.name)
+            if self.type == "float" and isinstance(value, str):
+                return settings.getfloat(self.name)
+        except ValueError:
+            kind = {"bool": "True or False", "int": "an integer", "float": "a number"}[self.type]
+            raise ValueError(f"{self.name} must be {kind}; got {value!r}") from None
+        if self.type == "list":
+            return _names_list(self.name, value, settings)
+        return value
+
+
+#: Every ``CEPR_*`` setting, in the order of the settings reference: the one source of the
+#: defaults (:class:`CEPRConfig`'s fields), the reading (:meth:`CEPRConfig.from_settings`),
+#: the validation and the generated documentation (:data:`SETTINGS_DOC`). The method
+#: parameters besides SETPR's are listed by :func:`method_settings`. The settings that
+#: are per-page options take their defaults from :class:`~scrapy_cepr.options.ExtractOptions`.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("CEPR_ENABLED", "bool", True,
+            "Switch the extension off with False (the pipeline and middleware raise NotConfigured)."),
+    Setting("CEPR_METHOD", "str", ExtractOptions.method,
+            "Extraction method: " + ", ".join(METHOD_NAMES) + "."),
+    Setting("CEPR_ALPHA", "param", None,
+            "CEPR threshold factor α of τ = α·σ(H'); None = the paper's value (TPR 1.7, ETPR 0.7, SETPR 0.8)."),
+    Setting("CEPR_LAMBDA", "param", None,
+            "CEPR-SETPR λ ≥ 0 of the tag-path weight 1/dist^λ."),
+    Setting("CEPR_RADIUS", "param", None,
+            "CEPR-SETPR smoothing window radius r ≥ 0 (window 2r+1 text nodes)."),
+    Setting("CEPR_EDGES", "param", None,
+            'CEPR-SETPR: "keep" leaves the first/last r nodes unsmoothed (authors\' code), "pad" pads with zeros.'),
+    Setting("CEPR_HTML_FIELD", "field", "html",
+            "Item field that carries the page's HTML from the spider middleware to the pipeline."),
+    Setting("CEPR_URL_FIELD", "field", "url",
+            "Item field holding the page URL (filled from the response when empty; used in warnings)."),
+    Setting("CEPR_TITLE_FIELD", "field", "title",
+            "Output field for the extracted title (None when no title was found)."),
+    Setting("CEPR_BODY_FIELD", "field", "body",
+            "Output field for the extracted main content (plain text, one block per line)."),
+    Setting("CEPR_ERROR_FIELD", "field", "cepr_error",
+            "Output field set when a page was skipped, failed, timed out or had no main content."),
+    Setting("CEPR_KEEP_HTML", "bool", False,
+            "Keep the raw HTML in the exported item (in CEPR_HTML_FIELD) instead of removing it; on item classes without that field the items are exported without it (one warning per class)."),
+    Setting("CEPR_EXECUTOR", "str", "process",
+            '"inline" (in the reactor thread), "thread" (thread pool) or "process" (process pool).',
+            choices=EXECUTORS),
+    Setting("CEPR_MAX_WORKERS", "int", os.cpu_count() or 1,
+            "Workers of the thread/process pool (≥ 1); each has up to 2 pages in flight (one running, one queued).",
+            low=1, shown="os.cpu_count()"),
+    Setting("CEPR_START_METHOD", "str", "spawn" if "spawn" in START_METHODS else START_METHODS[0],
+            'How the fallback process pool starts its workers, "spawn" or "forkserver" (never "fork"); only where process workers cannot be fed over pipes (Windows). On POSIX every worker is a fresh interpreter fed over pipes, and the setting is ignored (logged at INFO).',
+            choices=START_METHODS, shown='"spawn"'),
+    Setting("CEPR_TIMEOUT", "float", 30.0,
+            "Seconds a page may take in a thread/process worker, counted from its submission (so including the wait behind at most one page), before it is abandoned and recorded (> 0).",
+            low=0, open_low=True),
+    Setting("CEPR_MAX_HTML_BYTES", "int", 10_000_000,
+            "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit.",
+            low=0),
+    Setting("CEPR_MAX_PENDING_PAGES", "int", 1000,
+            "Bound of the side channel that carries HTML for item classes without CEPR_HTML_FIELD.",
+            low=1),
+    Setting("CEPR_OVERWRITE", "str", "fill",
+            'An output field (title, body, error, page type, body formats, metadata) the spider already set: "fill" writes only empty (None or "") fields, "keep" never touches a field the spider set, "overwrite" always writes (a warning, once per field, when a value is replaced); a None value never replaces a spider\'s value.',
+            choices=OVERWRITE),
+    Setting("CEPR_NON_ARTICLE", "str", "mark",
+            'Pages that are not articles (any page type but "article": forum, product, collection, listing, documentation, service): "mark" writes the type to CEPR_PAGE_TYPE_FIELD, "drop" drops the item (stat cepr/dropped/non_article), "keep" does not detect it.',
+            choices=NON_ARTICLE),
+    Setting("CEPR_PAGE_TYPE_FIELD", "field", "page_type",
+            'Output field for the page type (one of "article", "forum", "product", "collection", "listing", "documentation", "service"; None when not detected); written unless CEPR_NON_ARTICLE="keep".'),
+    Setting("CEPR_OPT_IN", "bool", False,
+            'True: clean only responses whose request has meta {"cepr": True}; False: every HTML response except meta {"cepr": False}.'),
+    Setting("CEPR_WARN_LIMIT", "int", 5,
+            "Per-page warnings logged per kind (failed, timeout, empty …) before the rest are only counted (the closing summary gives the totals); 0 = no limit.",
+            low=0),
+    Setting("CEPR_POOL_AFTER_SECONDS", "float", 1.0,
+            "thread/process executor: pages are cleaned inline until they have taken this many seconds in total; then the pool starts in the background and takes over when ready (small crawls never start it); 0 = start it when the spider opens.",
+            low=0),
+    Setting("CEPR_BODY_FORMATS", "list", ("text",),
+            'Body formats written to the item: "text" (CEPR_BODY_FIELD, always), "html" (field body_html: clean, safe HTML with absolute links and images) and "markdown" (field body_markdown). A list, or on the command line a JSON list or comma-separated names.',
+            choices=BODY_FORMATS),
+    Setting("CEPR_METADATA", "bool", ExtractOptions.metadata,
+            "Write the article's metadata (authors, dates, language, description, lead image, canonical URL, site name, section, tags and their sources) to the item field metadata, as a dict."),
+    Setting("CEPR_BYLINE", "str", ExtractOptions.byline,
+            '"keep" leaves the byline in the body (as the benchmark\'s gold does); "move" removes the body line naming an author found in the metadata.',
+            choices=BYLINE),
+)
+
+#: The defaults, by setting.
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS if s.type != "param"}
+
+#: ``(setting, default, description)`` of every setting of :data:`SETTINGS`, in order.
+SETTINGS_DOC: tuple[tuple[str, str, str], ...] = tuple((s.name, s.documented_default, s.doc) for s in SETTINGS)
+
+_GENERAL = tuple(s.name for s in SETTINGS if s.type != "param")
+
+
 def settings_table() -> str:
     """:data:`SETTINGS_DOC` as a Markdown table (setting, default, description)."""
     rows = ["| Setting | Default | Description |", "|---|---|---|"]
@@ -148,32 +295,32 @@ class CEPRConfig:
     :raises ValueError: naming the setting and the bad value.
     """
 
-    enabled: bool = True
-    method: str = "cepr-article"
+    enabled: bool = DEFAULTS["CEPR_ENABLED"]
+    method: str = DEFAULTS["CEPR_METHOD"]
     params: tuple[tuple[str, Any], ...] = ()
-    html_field: str = "html"
-    url_field: str = "url"
-    title_field: str = "title"
-    body_field: str = "body"
-    error_field: str = "cepr_error"
-    keep_html: bool = False
-    executor: str = "process"
-    max_workers: int = 1
-    start_method: str = "spawn"
-    timeout: float = 30.0
-    max_html_bytes: int = 10_000_000
-    max_pending_pages: int = 1000
-    overwrite: str = "fill"
-    non_article: str = "mark"
-    page_type_field: str = "page_type"
-    opt_in: bool = False
-    warn_limit: int = 5
-    pool_after_seconds: float = 1.0
+    html_field: str = DEFAULTS["CEPR_HTML_FIELD"]
+    url_field: str = DEFAULTS["CEPR_URL_FIELD"]
+    title_field: str = DEFAULTS["CEPR_TITLE_FIELD"]
+    body_field: str = DEFAULTS["CEPR_BODY_FIELD"]
+    error_field: str = DEFAULTS["CEPR_ERROR_FIELD"]
+    keep_html: bool = DEFAULTS["CEPR_KEEP_HTML"]
+    executor: str = DEFAULTS["CEPR_EXECUTOR"]
+    max_workers: int = DEFAULTS["CEPR_MAX_WORKERS"]
+    start_method: str = DEFAULTS["CEPR_START_METHOD"]
+    timeout: float = DEFAULTS["CEPR_TIMEOUT"]
+    max_html_bytes: int = DEFAULTS["CEPR_MAX_HTML_BYTES"]
+    max_pending_pages: int = DEFAULTS["CEPR_MAX_PENDING_PAGES"]
+    overwrite: str = DEFAULTS["CEPR_OVERWRITE"]
+    non_article: str = DEFAULTS["CEPR_NON_ARTICLE"]
+    page_type_field: str = DEFAULTS["CEPR_PAGE_TYPE_FIELD"]
+    opt_in: bool = DEFAULTS["CEPR_OPT_IN"]
+    warn_limit: int = DEFAULTS["CEPR_WARN_LIMIT"]
+    pool_after_seconds: float = DEFAULTS["CEPR_POOL_AFTER_SECONDS"]
     #: Parameter settings of other methods, ignored for this one (logged at INFO).
     ignored: tuple[str, ...] = ()
-    body_formats: tuple[str, ...] = ("text",)
-    metadata: bool = False
-    byline: str = "keep"
+    body_formats: tuple[str, ...] = DEFAULTS["CEPR_BODY_FORMATS"]
+    metadata: bool = DEFAULTS["CEPR_METADATA"]
+    byline: str = DEFAULTS["CEPR_BYLINE"]
 
     def __post_init__(self) -> None:
         if self.method not in METHOD_NAMES:
@@ -181,40 +328,17 @@ class CEPRConfig:
         _validate_params(self.method, dict(self.params))  # CEDST: ImportError naming its extra
         _require_extras(self.method)
         names: dict[str, str] = {}
-        for attr in ("html_field", "url_field", "title_field", "body_field", "error_field", "page_type_field"):
-            setting = _PREFIX + attr.upper()
-            value = getattr(self, attr)
-            if not isinstance(value, str) or not value:
-                raise ValueError(f"{setting} must be a non-empty field name; got {value!r}")
-            if value in names:
-                raise ValueError(f"{setting} and {names[value]} must differ; both are {value!r}")
-            names[value] = setting
-        if self.executor not in EXECUTORS:
-            raise ValueError(f"CEPR_EXECUTOR must be one of {', '.join(EXECUTORS)}; got {self.executor!r}")
-        if self.start_method not in START_METHODS:
-            raise ValueError(f"CEPR_START_METHOD must be one of {', '.join(START_METHODS)}; got {self.start_method!r}")
-        _check_int("CEPR_MAX_WORKERS", self.max_workers, 1)
-        _check_int("CEPR_MAX_HTML_BYTES", self.max_html_bytes, 0)
-        _check_int("CEPR_MAX_PENDING_PAGES", self.max_pending_pages, 1)
-        _check_int("CEPR_WARN_LIMIT", self.warn_limit, 0)
-        for attr, allowed in (("overwrite", OVERWRITE), ("non_article", NON_ARTICLE), ("byline", BYLINE)):
-            if getattr(self, attr) not in allowed:
-                raise ValueError(f"{_PREFIX + attr.upper()} must be one of {', '.join(allowed)}; "
-                                 f"got {getattr(self, attr)!r}")
-        p = self.pool_after_seconds
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p) or p < 0:
-            raise ValueError(f"CEPR_POOL_AFTER_SECONDS must be a number of seconds >= 0; got {p!r}")
-        t = self.timeout
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
-            raise ValueError(f"CEPR_TIMEOUT must be a number of seconds > 0; got {t!r}")
-        if (not isinstance(self.body_formats, tuple) or not self.body_formats
-                or any(f not in BODY_FORMATS for f in self.body_formats)):
-            raise ValueError(f"CEPR_BODY_FORMATS must be a non-empty list of {', '.join(BODY_FORMATS)}; "
-                             f"got {self.body_formats!r}")
-        for attr in ("enabled", "keep_html", "opt_in", "metadata"):
-            if not isinstance(getattr(self, attr), bool):
-                raise ValueError(  # noqa: TRY004 - settings errors are ValueErrors naming the setting
-                    f"{_PREFIX + attr.upper()} must be True or False; got {getattr(self, attr)!r}")
+        for setting in SETTINGS:
+            if setting.type == "param":
+                continue
+            value = getattr(self, setting.attr)
+            problem = setting.problem(value)
+            if problem is not None:
+                raise ValueError(f"{setting.name} {problem}")
+            if setting.type == "field":
+                if value in names:
+                    raise ValueError(f"{setting.name} and {names[value]} must differ; both are {value!r}")
+                names[value] = setting.name
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -222,12 +346,23 @@ class CEPRConfig:
         return dict(self.params)
 
     @property
-    def output_fields(self) -> tuple[str, ...]:
-        """The fields the pipeline writes on every item, in export order:
-        ``(title_field, body_field, error_field)``, plus ``page_type_field`` unless
+    def options(self) -> ExtractOptions:
+        """The :class:`~scrapy_cepr.options.ExtractOptions` the workers get (once, at start):
+        its fields named as one of this config's are copied (method, params, metadata,
+        byline …); ``formats`` are the extra body formats, ``page_type`` is off with
         ``CEPR_NON_ARTICLE="keep"``."""
-        extra = () if self.non_article == "keep" else (self.page_type_field,)
-        return (self.title_field, self.body_field, self.error_field, *extra)
+        shared = {f.name: getattr(self, f.name) for f in fields(ExtractOptions) if f.name in _CONFIG_FIELDS}
+        return ExtractOptions(**shared, formats=self.extra_formats, page_type=self.non_article != "keep")
+
+    def outputs(self) -> tuple[tuple[OutputField, str], ...]:
+        """The output fields the pipeline writes on every item, in export order, each with
+        its item field name: the rows of :data:`OUTPUT_FIELDS` this config asks for, then
+        the method's extras that its parameters ask for (:meth:`ExtractOptions.extras
+        <scrapy_cepr.options.ExtractOptions.extras>`, named by the parameter's setting)."""
+        rows = [(f, getattr(self, f.attr) if f.attr else f.name) for f in OUTPUT_FIELDS if f.wanted(self)]
+        params = {name: param for name, param in get_method(self.method).extras}
+        rows += [(OutputField(name, param_setting_name(params[name])), name) for name in self.options.extras()]
+        return tuple(rows)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> CEPRConfig:
@@ -260,8 +395,10 @@ class CEPRConfig:
         >>> CEPRConfig.from_settings({"CEPR_METHOD": "cetr", "CEPR_RADIUS": 2}).ignored
         ('CEPR_RADIUS',)
         """
+        if not isinstance(settings, BaseSettings):
+            settings = BaseSettings(dict(settings))
         get = settings.get
-        method = method or get("CEPR_METHOD", "cepr-article")
+        method = method or get("CEPR_METHOD") or DEFAULTS["CEPR_METHOD"]
         if method not in METHOD_NAMES:
             raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {method!r}")
         spec = get_method(method)
@@ -295,40 +432,53 @@ class CEPRConfig:
                 continue
             value = _coerce(setting, value, str(param_fields[p].type))
             params.append((p, value))
-        cpu = os.cpu_count() or 1
-        default_start = "spawn" if "spawn" in START_METHODS else START_METHODS[0]
-        return cls(
-            enabled=_bool("CEPR_ENABLED", get("CEPR_ENABLED", True)),
-            method=method,
-            params=tuple(params),
-            html_field=get("CEPR_HTML_FIELD", "html"),
-            url_field=get("CEPR_URL_FIELD", "url"),
-            title_field=get("CEPR_TITLE_FIELD", "title"),
-            body_field=get("CEPR_BODY_FIELD", "body"),
-            error_field=get("CEPR_ERROR_FIELD", "cepr_error"),
-            keep_html=_bool("CEPR_KEEP_HTML", get("CEPR_KEEP_HTML", False)),
-            executor=get("CEPR_EXECUTOR", "process"),
-            max_workers=_int("CEPR_MAX_WORKERS", get("CEPR_MAX_WORKERS", cpu)),
-            start_method=get("CEPR_START_METHOD", default_start),
-            timeout=_float("CEPR_TIMEOUT", get("CEPR_TIMEOUT", 30.0)),
-            max_html_bytes=_int("CEPR_MAX_HTML_BYTES", get("CEPR_MAX_HTML_BYTES", 10_000_000)),
-            max_pending_pages=_int("CEPR_MAX_PENDING_PAGES", get("CEPR_MAX_PENDING_PAGES", 1000)),
-            overwrite=get("CEPR_OVERWRITE", "fill"),
-            non_article=get("CEPR_NON_ARTICLE", "mark"),
-            page_type_field=get("CEPR_PAGE_TYPE_FIELD", "page_type"),
-            opt_in=_bool("CEPR_OPT_IN", get("CEPR_OPT_IN", False)),
-            warn_limit=_int("CEPR_WARN_LIMIT", get("CEPR_WARN_LIMIT", 5)),
-            pool_after_seconds=_float("CEPR_POOL_AFTER_SECONDS", get("CEPR_POOL_AFTER_SECONDS", 1.0)),
-            ignored=tuple(sorted(ignored)),
-            body_formats=_names_list("CEPR_BODY_FORMATS", get("CEPR_BODY_FORMATS", ("text",))),
-            metadata=_bool("CEPR_METADATA", get("CEPR_METADATA", False)),
-            byline=get("CEPR_BYLINE", "keep"),
-        )
+        values = {s.attr: s.read(settings) for s in SETTINGS if s.type != "param" and s.name != "CEPR_METHOD"}
+        return cls(method=method, params=tuple(params), ignored=tuple(sorted(ignored)), **values)
 
     @property
     def extra_formats(self) -> tuple[str, ...]:
         """The body formats besides text (``"html"``, ``"markdown"``) the worker computes."""
         return tuple(f for f in self.body_formats if f != "text")
+
+
+#: The names of :class:`CEPRConfig`'s fields.
+_CONFIG_FIELDS = frozenset(f.name for f in fields(CEPRConfig))
+
+
+@dataclass(frozen=True)
+class OutputField:
+    """One output field of the pipeline (a row of :data:`OUTPUT_FIELDS`).
+
+    :param name: the :class:`~scrapy_cepr.options.PageResult` value written
+        (:meth:`PageResult.get <scrapy_cepr.options.PageResult.get>`).
+    :param setting: the setting that names the field (``CEPR_TITLE_FIELD``) or asks for it
+        (``CEPR_BODY_FORMATS``), named in error messages.
+    :param required: item classes must declare it (else the pipeline stops the crawl);
+        an optional field is written only where the item can take it.
+    :param attr: the :class:`CEPRConfig` attribute holding the field's name; None: the
+        field is called *name*.
+    :param wanted: whether a config writes the field.
+    """
+
+    name: str
+    setting: str
+    required: bool = True
+    attr: str | None = None
+    wanted: Callable[[CEPRConfig], bool] = lambda config: True
+
+
+#: The output fields, in export order (a CSV feed's columns): what the pipeline writes,
+#: what it requires of item classes, and the setting each error message names.
+OUTPUT_FIELDS: tuple[OutputField, ...] = (
+    OutputField("title", "CEPR_TITLE_FIELD", attr="title_field"),
+    OutputField("body", "CEPR_BODY_FIELD", attr="body_field"),
+    OutputField("error", "CEPR_ERROR_FIELD", attr="error_field"),
+    OutputField("page_type", "CEPR_PAGE_TYPE_FIELD", required=False, attr="page_type_field",
+                wanted=lambda c: c.non_article != "keep"),
+    OutputField("body_html", "CEPR_BODY_FORMATS", wanted=lambda c: "html" in c.body_formats),
+    OutputField("body_markdown", "CEPR_BODY_FORMATS", wanted=lambda c: "markdown" in c.body_formats),
+    OutputField("metadata", "CEPR_METADATA", wanted=lambda c: c.metadata),
+)
 
 
 #: The optional packages a method needs beyond ``pip install scrapy-cepr``: method ->
@@ -373,41 +523,38 @@ def _validate_params(method: str, params: dict[str, Any]) -> None:
 
 
 def _coerce(setting: str, value: Any, annotation: str) -> Any:
-    """Convert a string *value* (from ``-s NAME=value``) to the parameter's type named by
-    its *annotation* (e.g. ``"float | None"``); other values pass unchanged, and are
-    checked by the method's parameters class."""
+    """A method parameter's *value*, a string (from ``-s NAME=value``) converted with
+    Scrapy's typed getters to the type named by the parameter's *annotation* (e.g.
+    ``"float | None"``); other values pass unchanged, and are checked by the method's
+    parameters class.
+
+    :raises ValueError: a string that does not convert, naming the setting and the type.
+    """
     if not isinstance(value, str):
         return value
+    settings = BaseSettings({setting: value})
     kinds = set(re.findall(r"[A-Za-z_]+", annotation))
-    text = value.strip()
-    if "None" in kinds and text.lower() in ("", "none", "null"):
+    if "None" in kinds and value.strip().lower() in ("", "none", "null"):
         return None
     try:
         if "bool" in kinds:
-            return _bool(setting, text)
+            return settings.getbool(setting)
         if "int" in kinds and "float" not in kinds:
-            return int(text)
+            return settings.getint(setting)
         if "float" in kinds:
-            return float(text)
+            return settings.getfloat(setting)
     except ValueError:
         raise ValueError(f"{setting} must be of type {annotation}; got {value!r}") from None
     return value
 
 
-def _bool(setting: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
-        return value.strip().lower() in ("true", "1", "yes", "on")
-    raise ValueError(f"{setting} must be True or False; got {value!r}")
+def _names_list(setting: str, value: Any, settings: BaseSettings) -> tuple[str, ...]:
+    """A list setting given as a list/tuple, a JSON list string or comma-separated names
+    (Scrapy's :meth:`~scrapy.settings.BaseSettings.getlist`), without repeats.
 
+    :raises ValueError: not a list of names, naming the setting.
 
-def _names_list(setting: str, value: Any) -> tuple[str, ...]:
-    """A list setting given as a list/tuple, a JSON list string or comma-separated names.
-
-    >>> _names_list("CEPR_BODY_FORMATS", '["text", "html"]'), _names_list("X", "text, markdown")
+    >>> _names_list("F", '["text", "html"]', BaseSettings()), _names_list("F", "text, markdown", BaseSettings({"F": "text, markdown"}))
     (('text', 'html'), ('text', 'markdown'))
     """
     if isinstance(value, str):
@@ -418,30 +565,7 @@ def _names_list(setting: str, value: Any) -> tuple[str, ...]:
             except ValueError:
                 raise ValueError(f"{setting} must be a list of names; got {value!r}") from None
         else:
-            value = [v.strip() for v in text.split(",") if v.strip()]
+            value = [v.strip() for v in settings.getlist(setting) if v.strip()]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{setting} must be a list of names; got {value!r}")
     return tuple(dict.fromkeys(value))
-
-
-def _int(setting: str, value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            raise ValueError(f"{setting} must be an integer; got {value!r}") from None
-    return value
-
-
-def _float(setting: str, value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            raise ValueError(f"{setting} must be a number; got {value!r}") from None
-    return value
-
-
-def _check_int(setting: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{setting} must be an integer >= {low}; got {value!r}")

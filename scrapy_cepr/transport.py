@@ -7,7 +7,9 @@ its asyncio event loop, without helper threads. Every message is a *frame*:
 
 * a request (crawler → worker): an 8-byte header, two big-endian ``uint32``: the lengths
   of the *meta* and *body* parts (bytes); then *meta*, a pickle of
-  ``(kind, encoding, url, method, params)``; then *body*, the page's bytes as they are.
+  ``(kind, encoding, url, overrides)`` (*overrides*: None, or a dict of
+  :class:`~scrapy_cepr.options.ExtractOptions` fields for this page only); then *body*,
+  the page's bytes as they are.
   *kind* tells how to rebuild the page: ``"html"`` (:class:`HtmlBytes`
   with *encoding*), ``"bytes"``, or ``"str"`` (sent as UTF-8 with ``surrogatepass``, so
   that lone surrogates reach the core unchanged). The body is not pickled: pickling
@@ -18,25 +20,27 @@ its asyncio event loop, without helper threads. Every message is a *frame*:
   of ``(ok, value)``: ``(True, the worker function's return value)`` or ``(False,
   exception)``.
 
-The first request of a worker is its set-up, ``(worker function, method)``, and its first
+The first request of a worker is its set-up, ``(worker function, options)``: the
+:class:`~scrapy_cepr.options.ExtractOptions` of the crawl, sent once. Its first
 reply says it is ready (``(True, pid)``) or could not start (``(False, exception)``).
 Frames are in order: a worker answers its requests one after the other, first in, first
 out, so the crawler knows which page a worker is running (the oldest unanswered one).
 
->>> head, body = encode_request(HtmlBytes(b"<p>caf\\xe9</p>", "cp1252"), "http://x/", "setpr", {"alpha": 0.8})
+>>> head, body = encode_request(HtmlBytes(b"<p>caf\\xe9</p>", "cp1252"), "http://x/", {"method": "nce"})
 >>> meta_len, body_len = REQUEST_HEADER.unpack_from(head)
 >>> (REQUEST_HEADER.size + meta_len, body_len) == (len(head), len(body))
 True
->>> html, url, method, params = decode_request(head[REQUEST_HEADER.size:], body)
->>> type(html).__name__, html.encoding, html.text(), url, method, params
-('HtmlBytes', 'cp1252', '<p>café</p>', 'http://x/', 'setpr', {'alpha': 0.8})
->>> head, body = encode_request("<p>\\ud800</p>", None, "setpr", {})
+>>> html, url, overrides = decode_request(head[REQUEST_HEADER.size:], body)
+>>> type(html).__name__, html.encoding, html.text(), url, overrides
+('HtmlBytes', 'cp1252', '<p>café</p>', 'http://x/', {'method': 'nce'})
+>>> head, body = encode_request("<p>\\ud800</p>", None)
 >>> decode_request(head[REQUEST_HEADER.size:], body)[0] == "<p>\\ud800</p>"
 True
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import struct
 from typing import Any, Self
@@ -44,6 +48,7 @@ from typing import Any, Self
 from w3lib.encoding import html_to_unicode
 
 __all__ = [
+    "PIPE_WORKERS",
     "HtmlBytes",
     "REPLY_HEADER",
     "REQUEST_HEADER",
@@ -58,6 +63,11 @@ __all__ = [
 REQUEST_HEADER = struct.Struct("!II")
 #: Reply header: length (bytes) of the pickled ``(ok, value)`` payload.
 REPLY_HEADER = struct.Struct("!I")
+
+#: True where the crawler can feed process workers over pipes from its event loop
+#: (asyncio subprocess pipes: POSIX); elsewhere ``CEPR_EXECUTOR="process"`` is a
+#: :class:`concurrent.futures.ProcessPoolExecutor` (``CEPR_START_METHOD``).
+PIPE_WORKERS = os.name == "posix"
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
@@ -95,13 +105,13 @@ class HtmlBytes(bytes):
         return html_to_unicode(f"charset={self.encoding}" if self.encoding else None, bytes(self))[1]
 
 
-def encode_request(html: str | bytes, url: str | None, method: str, params: dict[str, Any]) -> tuple[bytes, Any]:
+def encode_request(html: str | bytes, url: str | None, overrides: dict[str, Any] | None = None) -> tuple[bytes, Any]:
     """A page request in two parts, to be written in that order: the header with the
     meta part, then the body (*html* itself when it is ``bytes``: no copy; UTF-8 for
     ``str``). Two parts, so two ``write`` calls and no copy of the page.
 
     :raises ValueError: the page or its meta part is 4 GiB or more.
-    :raises pickle.PicklingError: *params* cannot be pickled.
+    :raises pickle.PicklingError: *overrides* cannot be pickled.
     """
     body: bytes | memoryview
     if isinstance(html, str):
@@ -109,23 +119,25 @@ def encode_request(html: str | bytes, url: str | None, method: str, params: dict
     else:
         encoding = getattr(html, "encoding", None)
         kind, body = ("html" if hasattr(html, "encoding") else "bytes"), memoryview(html)
-    meta = pickle.dumps((kind, encoding, url, method, params), _PROTOCOL)
+    meta = pickle.dumps((kind, encoding, url, overrides or None), _PROTOCOL)
     if len(body) >= 1 << 32 or len(meta) >= 1 << 32:
         raise ValueError(f"a page of {len(body)} bytes is too large for the worker pipe (< 4 GiB)")
     return REQUEST_HEADER.pack(len(meta), len(body)) + meta, body
 
 
-def encode_setup(worker: Any, method: str) -> tuple[bytes]:
+def encode_setup(worker: Any, options: Any) -> tuple[bytes]:
     """The set-up request of a worker: *worker* (a module-level function, or a
-    :func:`functools.partial` of one, pickled by reference) and the *method* to warm up.
+    :func:`functools.partial` of one, pickled by reference) and the crawl's
+    :class:`~scrapy_cepr.options.ExtractOptions` (the method it warms up, and what it
+    does with every page).
 
     :raises ValueError: *worker* is defined in ``__main__`` (a worker process cannot
         import the crawler's main script).
     :raises pickle.PicklingError: *worker* cannot be pickled (e.g. a lambda).
 
-    >>> def local(html, url, method, params): ...
+    >>> def local(html, url, options): ...
     >>> local.__module__ = "__main__"
-    >>> encode_setup(local, "setpr")
+    >>> encode_setup(local, None)
     Traceback (most recent call last):
     ...
     ValueError: the worker function local is defined in __main__; define it in an importable module
@@ -134,14 +146,13 @@ def encode_setup(worker: Any, method: str) -> tuple[bytes]:
     if getattr(function, "__module__", None) == "__main__":
         raise ValueError(f"the worker function {function.__qualname__} is defined in __main__; "
                          "define it in an importable module")
-    meta = pickle.dumps((worker, method), _PROTOCOL)
+    meta = pickle.dumps((worker, options), _PROTOCOL)
     return (REQUEST_HEADER.pack(len(meta), 0) + meta,)
 
 
-def decode_request(meta: bytes, body: bytes) -> tuple[str | bytes, str | None, str, dict[str, Any]]:
-    """``(html, url, method, params)`` from a request's *meta* and *body* parts (the
-    arguments of :func:`scrapy_cepr.worker.extract_page`)."""
-    kind, encoding, url, method, params = pickle.loads(meta)
+def decode_request(meta: bytes, body: bytes) -> tuple[str | bytes, str | None, dict[str, Any] | None]:
+    """``(html, url, overrides)`` from a request's *meta* and *body* parts."""
+    kind, encoding, url, overrides = pickle.loads(meta)
     html: str | bytes
     if kind == "str":
         html = bytes(body).decode("utf-8", "surrogatepass")
@@ -149,7 +160,7 @@ def decode_request(meta: bytes, body: bytes) -> tuple[str | bytes, str | None, s
         html = HtmlBytes(body, encoding)
     else:
         html = bytes(body)
-    return html, url, method, params
+    return html, url, overrides
 
 
 def encode_reply(ok: bool, value: Any) -> bytes:

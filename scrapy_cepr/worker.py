@@ -5,8 +5,9 @@ It lives in its own small module so that a process worker (a fresh interpreter r
 :func:`serve`, or a ``spawn``/``forkserver`` worker of the fallback pool) imports only
 the extraction core, never Scrapy or Twisted. It takes and returns plain data: the page
 as :class:`~scrapy_cepr.transport.HtmlBytes` (the response body and its encoding; what the spider middleware
-attaches), ``bytes`` or ``str`` in; the title and body in a small dict and a float out
-(lxml trees and numpy arrays never cross the process boundary).
+attaches), ``bytes`` or ``str``, and the :class:`~scrapy_cepr.options.ExtractOptions`
+in; a :class:`~scrapy_cepr.options.PageResult` and a float out (lxml trees and numpy
+arrays never cross the process boundary).
 
 Why bytes: the crawler then never decodes a page, and sending it to a worker process
 is a write of the body as it is (:mod:`scrapy_cepr.transport`; a ``str`` is encoded to
@@ -25,74 +26,65 @@ from typing import Any
 from .api import extract, extract_with_page
 from .core.page import Page
 from .core.pagetype import most_probable, page_type
+from .options import ExtractOptions, PageResult
 from .transport import HtmlBytes as HtmlBytes  # defined there before issue 19
 
-__all__ = ["extract_page", "init_process_worker", "ping", "serve", "warm_up"]
+__all__ = ["extract_page", "init_process_worker", "ping", "run_set_up", "serve", "warm_up"]
 
 
-def extract_page(html: str | bytes, url: str | None, method: str, params: dict[str, Any], *,
-                 formats: tuple[str, ...] = (), metadata: bool = False,
-                 byline: str = "keep", detect_page_type: bool = True) -> tuple[dict[str, Any], float]:
-    """Extract one page with :func:`scrapy_cepr.extract`.
+def extract_page(html: str | bytes, url: str | None, options: ExtractOptions) -> tuple[PageResult, float]:
+    """Extract one page with :func:`scrapy_cepr.extract` as *options* say.
 
     :param html: the page: :class:`HtmlBytes` (decoded by the core with its
         ``encoding`` as the transport charset), other ``bytes`` (BOM, ``<meta charset>``,
         UTF-8), or ``str``.
     :param url: the page URL (for the core's result; not sent back).
-    :param method: one of :data:`scrapy_cepr.METHOD_NAMES`.
-    :param params: the method's keyword parameters (already validated by the settings).
-    :param formats: extra body formats, ``"html"`` and/or ``"markdown"``
-        (``CEPR_BODY_FORMATS``), computed here while the page is parsed
-        (:func:`scrapy_cepr.core.formats.body_html` on the page already in memory).
-    :param metadata: also read the article's metadata (``CEPR_METADATA``,
-        :func:`scrapy_cepr.core.metadata.extract_metadata`).
-    :param detect_page_type: run :func:`scrapy_cepr.core.pagetype.page_type` (False with
-        ``CEPR_NON_ARTICLE="keep"``: the result's ``"page_type"`` is then None).
-    :param byline: ``"move"`` removes the byline line from the body formats when the
-        metadata names its author (``CEPR_BYLINE``, :func:`scrapy_cepr.core.metadata.move_byline`).
-    :returns: ``(result, seconds)``: ``{"title": str | None, "body": str, "page_type":
-        str | None}`` (one of the seven page types of
-        :data:`scrapy_cepr.core.pagetype.PAGE_TYPES`) plus ``body_html`` /
-        ``body_markdown`` / ``metadata`` when asked, and ``body_styled_html`` when the method made one (``wang2009`` with
-        ``styled_html=True``) (only what the pipeline writes, to keep the way back small; the page
-        type from :func:`scrapy_cepr.core.pagetype.page_type` on the same parsed page) and
-        the wall-clock seconds the extraction took in the worker.
+    :param options: the method and its parameters, the body formats (computed here
+        while the page is parsed: :func:`scrapy_cepr.core.formats.body_html` on the page
+        already in memory), the metadata (:func:`scrapy_cepr.core.metadata.extract_metadata`),
+        the byline (:func:`scrapy_cepr.core.metadata.move_byline`) and whether to detect
+        the page type (:func:`scrapy_cepr.core.pagetype.page_type` on the same parse, or
+        the method's own page-type probabilities).
+    :returns: ``(result, seconds)``: the :class:`~scrapy_cepr.options.PageResult` (title,
+        body, page type, and in ``extras`` only what was asked for, to keep the way back
+        small) and the wall-clock seconds the extraction took in the worker.
     :raises NotHTMLError: the input is not HTML (binary, JSON, text without markup).
     :raises ValueError: bad method or parameters.
 
     >>> result, seconds = extract_page("<html><body><h1>Hi</h1><p>One, two. Three.</p></body></html>",
-    ...                                "http://example.com/a", "setpr", {})
-    >>> sorted(result), result["title"], seconds >= 0
-    (['body', 'page_type', 'title'], 'Hi', True)
+    ...                                "http://example.com/a", ExtractOptions("setpr"))
+    >>> result.title, result.extras, seconds >= 0
+    ('Hi', {}, True)
     >>> result, _ = extract_page("<html><body><h1>Hi</h1><p>One, <a href='/x'>two</a>. Three.</p></body></html>",
-    ...                          "http://example.com/a", "setpr", {}, formats=("html", "markdown"))
-    >>> result["body_html"], result["body_markdown"]
+    ...                          "http://example.com/a", ExtractOptions("setpr", formats=("html", "markdown")))
+    >>> result.extras["body_html"], result.extras["body_markdown"]
     ('<p>One, <a href="http://example.com/x">two</a>. Three.</p>', 'One, [two](http://example.com/x). Three.')
     """
     start = time.perf_counter()
     # scrapy_cepr.extract(), with the parsed page kept for the page type and the body
     # formats (one parse; the lazy Extraction.body_html would parse the page again).
-    page, extraction = extract_with_page(html, url=url, method=method, encoding=getattr(html, "encoding", None),
-                                         **params)
+    page, extraction = extract_with_page(html, url=url, method=options.method, encoding=getattr(html, "encoding", None),
+                                         **options.params_dict)
     kind = None
-    if detect_page_type:  # the method's own page-type probabilities, else the classifier on this parse
-        kind = most_probable(extraction.page_types) if extraction.page_types is not None else page_type(page)
-    result: dict[str, Any] = {"title": extraction.title, "body": extraction.body, "page_type": kind}
-    styled = getattr(extraction, "body_styled_html", None)  # wang2009 with styled_html=True
-    if styled is not None:
-        result["body_styled_html"] = styled
-    if formats or metadata or byline != "keep":
-        _add_formats(result, page, extraction, url, formats=formats, metadata=metadata, byline=byline)
+    if options.page_type:  # the method's own page-type probabilities, else the classifier on this parse
+        kind = most_probable(dict(extraction.page_types)) if extraction.page_types is not None else page_type(page)
+    result = PageResult(title=extraction.title, body=extraction.body, page_type=kind)
+    for name in options.extras():  # the method's declared extras (Method.extras)
+        value = getattr(extraction, name, None)
+        if value is not None:
+            result.extras[name] = value
+    if options.formats or options.metadata or options.byline != "keep":
+        _add_formats(result, page, extraction, url, options)
     return result, time.perf_counter() - start
 
 
-def _add_formats(out: dict[str, Any], page: Page, extraction: Any, url: str | None, *,
-                 formats: tuple[str, ...], metadata: bool, byline: str) -> None:
-    """Add the body formats and the metadata that :func:`extract_page` was asked for to
-    *out*, from the *page* the method just ran on."""
+def _add_formats(result: PageResult, page: Page, extraction: Any, url: str | None, options: ExtractOptions) -> None:
+    """Add the body formats and the metadata that *options* ask for to *result*, from
+    the *page* the method just ran on."""
     from .core.formats import body_html as page_body_html
     from .core.formats import html_to_markdown, lines_html
 
+    formats, out = options.formats, result.extras
     if "html" in formats or "markdown" in formats:
         nodes = extraction.nodes
         if not extraction.body:
@@ -102,21 +94,21 @@ def _add_formats(out: dict[str, Any], page: Page, extraction: Any, url: str | No
         else:
             out["body_html"] = lines_html(extraction.body)
     meta = None
-    if metadata or byline == "move":
+    if options.metadata or options.byline == "move":
         from .core.metadata import extract_metadata
 
         meta = extract_metadata(page.source, url=url, headline=extraction.title, content_html=out.get("body_html"))
-    if byline == "move" and meta is not None:
+    if options.byline == "move" and meta is not None:
         from .core.metadata import move_byline
 
-        out["body"], line = move_byline(out["body"], meta["authors"])
+        result.body, line = move_byline(extraction.body, meta["authors"])
         if line is not None and "body_html" in out:
             out["body_html"] = _drop_block(out["body_html"], line)
     if "markdown" in formats:
         out["body_markdown"] = html_to_markdown(out["body_html"])
     if "html" not in formats:
         out.pop("body_html", None)
-    if metadata:
+    if options.metadata:
         out["metadata"] = meta
 
 
@@ -137,7 +129,7 @@ def _drop_block(body_html: str, line: str) -> str:
 
 def warm_up(method: str) -> int:
     """Import *method*'s module and run it once on a tiny page, so that one-off
-    initialisation (imports, tables built on first use: about 0.5 s for CEPR) is not
+    initialisation (imports, tables built on first use) is not
     charged to the first real page and its timeout; or, if the method's module has its
     own ``warm_up()``, call that instead (``wang2009``: loads its models but starts no
     browser, which pages rendered by scrapy-playwright never need; the first page to
@@ -156,12 +148,26 @@ def warm_up(method: str) -> int:
     return 0
 
 
-def init_process_worker(method: str) -> None:
-    """Initializer of a process worker: ignore SIGINT (Ctrl-C is the crawler's to handle:
-    it closes the pool; a worker dying of KeyboardInterrupt would break the pool and fail
-    the pages in flight), then :func:`warm_up` *method*."""
+#: The worker function and options of a fallback-pool worker process
+#: (:func:`init_process_worker`); set once per process, before its first page.
+_SET_UP: dict[str, Any] = {}
+
+
+def init_process_worker(worker: Any, options: ExtractOptions) -> None:
+    """Initializer of a fallback-pool process worker: ignore SIGINT (Ctrl-C is the
+    crawler's to handle: it closes the pool; a worker dying of KeyboardInterrupt would
+    break the pool and fail the pages in flight), keep *worker* and *options* for
+    :func:`run_set_up`, then :func:`warm_up` the method."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    warm_up(method)
+    _SET_UP.update(worker=worker, options=options)
+    warm_up(options.method)
+
+
+def run_set_up(html: str | bytes, url: str | None, overrides: dict[str, Any] | None) -> tuple[Any, float]:
+    """One page in a fallback-pool worker: the worker function of
+    :func:`init_process_worker` with its options and the page's *overrides*."""
+    options = _SET_UP["options"]
+    return _SET_UP["worker"](html, url, options.replace(**overrides) if overrides else options)
 
 
 def ping() -> int:
@@ -175,10 +181,12 @@ def serve() -> None:
     standard input, answer on standard output (frames of :mod:`scrapy_cepr.transport`),
     until standard input is closed (the crawler closed it, or died). Returns then.
 
-    The first request names the worker function and the method: the worker ignores
-    SIGINT (Ctrl-C is the crawler's to handle), :func:`warm_up` s the method and answers
-    ``(True, pid)``, or ``(False, exception)`` if it could not. Each page request is then
-    answered with ``(True, worker(html, url, method, params))`` or ``(False, exception)``:
+    The first request names the worker function and the
+    :class:`~scrapy_cepr.options.ExtractOptions` (sent once): the worker ignores SIGINT
+    (Ctrl-C is the crawler's to handle), :func:`warm_up` s the method and answers
+    ``(True, pid)``, or ``(False, exception)`` if it could not. Each page request (the
+    page, its URL and its overrides) is then answered with ``(True, worker(html, url,
+    options))`` or ``(False, exception)``:
     an exception fails that page only. The pipes are moved off file descriptors 0 and 1
     first, so that a stray ``print()`` (to stderr now) cannot corrupt a frame.
     """
@@ -207,8 +215,8 @@ def serve() -> None:
     if first is None:
         return
     try:
-        worker, method = pickle.loads(first[0])
-        warm_up(method)
+        worker, options = pickle.loads(first[0])
+        warm_up(options.method)
         reply = encode_reply(True, os.getpid())
     except Exception as exc:
         worker, reply = None, encode_reply(False, exc)
@@ -218,7 +226,8 @@ def serve() -> None:
         return
     while (request := read_request()) is not None:
         try:
-            reply = encode_reply(True, worker(*decode_request(*request)))
+            html, url, overrides = decode_request(*request)
+            reply = encode_reply(True, worker(html, url, options.replace(**overrides) if overrides else options))
         except Exception as exc:  # this page fails, the worker goes on
             reply = encode_reply(False, exc)
         try:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,33 @@ def _corpus_path() -> Path | None:
     if value and (Path(value) / "ground-truth.json").is_file():
         return Path(value)
     return None
+
+
+@pytest.fixture
+def storm_page() -> str:
+    """The shared sample news page (:data:`pages.STORM_PAGE`); its title and body are
+    :data:`pages.STORM_TITLE` and :data:`pages.STORM_BODY`."""
+    from pages import STORM_PAGE
+
+    return STORM_PAGE
+
+
+def _best_seconds(function: Callable[[], object], repeat: int = 3) -> float:
+    """The shortest of *repeat* wall-clock timings of ``function()``, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.fixture
+def best_seconds() -> Callable[..., float]:
+    """``best_seconds(function, repeat=3)``: the shortest of *repeat* timings, in seconds.
+    Tests compare two such timings (a scaling ratio), never one against a fixed limit:
+    the machine is shared and its speed varies."""
+    return _best_seconds
 
 
 @pytest.fixture(scope="session")

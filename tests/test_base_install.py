@@ -19,6 +19,7 @@ import pytest
 import scrapy
 from scrapy.exceptions import DropItem
 from scrapy.http import HtmlResponse
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr import METHOD_NAMES, extract
@@ -109,8 +110,8 @@ def _crawl(settings: dict) -> tuple[list, object]:
     """The three pages through the spider middleware and the pipeline, as in a crawl;
     the exported items (a DropItem for a dropped one) and the stats."""
     crawler = get_crawler(settings_dict={"CEPR_EXECUTOR": "inline", "ITEM_PIPELINES": {CEPRPipeline: 100}, **settings})
-    pipeline = CEPRPipeline.from_crawler(crawler)
-    middleware = CEPRSpiderMiddleware.from_crawler(crawler)
+    pipeline = build_from_crawler(CEPRPipeline, crawler)
+    middleware = build_from_crawler(CEPRSpiderMiddleware, crawler)
     middleware.pages = pipeline.pages
     url_field = settings.get("CEPR_URL_FIELD", "url")
 

@@ -25,6 +25,7 @@ from scrapy_cepr.core.formats import (
     text_slots,
 )
 from scrapy_cepr.core.page import Page
+from scrapy_cepr.options import ExtractOptions
 from scrapy_cepr.settings import CEPRConfig
 from scrapy_cepr.worker import extract_page
 
@@ -459,17 +460,17 @@ def test_formats_are_computed_on_first_access_only():
 @pytest.mark.parametrize("method", method_params(TEXT_NODE_METHODS))
 def test_worker_and_lazy_property_agree(method):
     lazy = extract(HOSTILE, url=HOSTILE_URL, method=method)
-    eager = extract_page(HOSTILE, HOSTILE_URL, method, {}, formats=("html", "markdown"))[0]
-    assert (eager["title"], eager["body"]) == (lazy.title, lazy.body)
-    assert eager["body_html"] == lazy.body_html
-    assert eager["body_markdown"] == lazy.body_markdown
+    eager = extract_page(HOSTILE, HOSTILE_URL, ExtractOptions(method, formats=("html", "markdown")))[0]
+    assert (eager.title, eager.body) == (lazy.title, lazy.body)
+    assert eager.extras["body_html"] == lazy.body_html
+    assert eager.extras["body_markdown"] == lazy.body_markdown
 
 
 def test_worker_sends_back_only_what_is_asked():
-    result, _ = extract_page(HOSTILE, HOSTILE_URL, "setpr", {})
-    assert sorted(result) == ["body", "page_type", "title"]
-    result, _ = extract_page(HOSTILE, HOSTILE_URL, "setpr", {}, formats=("markdown",))
-    assert sorted(result) == ["body", "body_markdown", "page_type", "title"]
+    result, _ = extract_page(HOSTILE, HOSTILE_URL, ExtractOptions("setpr"))
+    assert result.extras == {} and result.title is not None and result.page_type is not None
+    result, _ = extract_page(HOSTILE, HOSTILE_URL, ExtractOptions("setpr", formats=("markdown",)))
+    assert sorted(result.extras) == ["body_markdown"]
 
 
 def test_setting_body_formats():

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scrapy_cepr"
 
 #: Modules that must not import Scrapy or Twisted (the worker runs without them).
 SCRAPY_FREE = ("scrapy_cepr.core", "scrapy_cepr.methods", "scrapy_cepr.api", "scrapy_cepr.worker",
-               "scrapy_cepr.transport")
+               "scrapy_cepr.transport", "scrapy_cepr.options")
 
 
 def _modules(package: Path) -> dict[str, Path]:

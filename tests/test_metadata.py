@@ -15,6 +15,7 @@ from scrapy_cepr.core.metadata import (
     guess_language,
     move_byline,
 )
+from scrapy_cepr.options import ExtractOptions
 from scrapy_cepr.settings import CEPRConfig
 from scrapy_cepr.worker import extract_page
 
@@ -110,11 +111,12 @@ def test_extraction_metadata_is_lazy():
 
 
 def test_byline_stays_in_the_body_by_default_and_moves_on_request():
-    kept = extract_page(STRUCTURED, URL, "setpr", {}, formats=("html",))[0]
-    assert kept["body"].startswith("Iona MacLeod and Sam Reid, Travel desk\n")
-    moved = extract_page(STRUCTURED, URL, "setpr", {}, formats=("html",), byline="move")[0]
-    assert moved["body"] == kept["body"].split("\n", 1)[1]
-    assert "Travel desk" not in moved["body_html"] and moved["body_html"] == kept["body_html"].split("\n", 1)[1]
+    kept = extract_page(STRUCTURED, URL, ExtractOptions("setpr", formats=("html",)))[0]
+    assert kept.body.startswith("Iona MacLeod and Sam Reid, Travel desk\n")
+    moved = extract_page(STRUCTURED, URL, ExtractOptions("setpr", formats=("html",), byline="move"))[0]
+    assert moved.body == kept.body.split("\n", 1)[1]
+    assert "Travel desk" not in moved.extras["body_html"]
+    assert moved.extras["body_html"] == kept.extras["body_html"].split("\n", 1)[1]
     assert move_byline("No author here.\nText.", []) == ("No author here.\nText.", None)
 
 

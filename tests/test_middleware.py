@@ -16,8 +16,10 @@ import threading
 
 import pytest
 import scrapy
+from pages import STORM_PAGE
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr.executors import PIPE_WORKERS
@@ -37,7 +39,7 @@ WITH_PIPELINE = {"ITEM_PIPELINES": {"scrapy_cepr.pipelines.CEPRPipeline": 100}}
 
 
 def middleware(**settings) -> CEPRSpiderMiddleware:
-    mw = CEPRSpiderMiddleware.from_crawler(get_crawler(settings_dict={**WITH_PIPELINE, **settings}))
+    mw = build_from_crawler(CEPRSpiderMiddleware, get_crawler(settings_dict={**WITH_PIPELINE, **settings}))
     mw.pages = PageStore(10)
     return mw
 
@@ -153,7 +155,7 @@ def test_page_store_is_one_per_crawler():
     from scrapy_cepr.pipelines import CEPRPipeline
 
     crawler = get_crawler(settings_dict={**WITH_PIPELINE, "CEPR_MAX_PENDING_PAGES": 7})
-    pipeline = CEPRPipeline.from_crawler(crawler)
+    pipeline = build_from_crawler(CEPRPipeline, crawler)
     assert Store.from_crawler(crawler) is pipeline.pages and pipeline.pages.max_size == 7
     assert Store is PageStore  # still importable from scrapy_cepr.middlewares
     other = get_crawler(settings_dict=WITH_PIPELINE)
@@ -161,7 +163,7 @@ def test_page_store_is_one_per_crawler():
 
 
 def test_missing_pipeline_instance_is_logged_once(caplog):
-    mw = CEPRSpiderMiddleware.from_crawler(get_crawler(settings_dict=WITH_PIPELINE))  # not crawling
+    mw = build_from_crawler(CEPRSpiderMiddleware, get_crawler(settings_dict=WITH_PIPELINE))  # not crawling
     a, b = LeanItem(), LeanItem()
     mw.get_processed_item(a, html_response())
     mw.get_processed_item(b, html_response())
@@ -179,7 +181,7 @@ def test_middleware_disables_itself_without_the_pipeline(settings):
     # case, -s 'ITEM_PIPELINES={...: null}', is run in test_example_crawl.py).
     crawler = get_crawler(settings_dict=settings)
     with pytest.raises(NotConfigured, match="CEPRPipeline is not in ITEM_PIPELINES"):
-        CEPRSpiderMiddleware.from_crawler(crawler)
+        build_from_crawler(CEPRSpiderMiddleware, crawler)
 
 
 def test_a_subclass_of_the_pipeline_counts():
@@ -189,7 +191,7 @@ def test_a_subclass_of_the_pipeline_counts():
         pass
 
     crawler = get_crawler(settings_dict={"ITEM_PIPELINES": {MyPipeline: 200}})
-    assert CEPRSpiderMiddleware.from_crawler(crawler).config.enabled
+    assert build_from_crawler(CEPRSpiderMiddleware, crawler).config.enabled
 
 
 @pytest.mark.parametrize(("meta", "opt_in", "attached"), [
@@ -211,16 +213,7 @@ def test_request_meta_opts_in_and_out(meta, opt_in, attached):
 
 # -- a real crawl ----------------------------------------------------------------------
 
-ARTICLE = """<html><head><title>Storm hits coast | Daily News</title></head><body>
-<div class="nav"><a href="/">Home</a> <a href="/world">World</a> <a href="/doc.pdf">Report</a></div>
-<h1>Storm hits coast</h1>
-<div class="story">
-<p>The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; roads were closed.</p>
-<p>Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.</p>
-<p>Residents were told to stay indoors, keep away from windows, and follow the news.</p>
-</div>
-<div class="footer"><a href="/about">About us</a> <a href="/contact">Contact</a></div>
-</body></html>"""
+ARTICLE = STORM_PAGE
 
 CRAWL_SCRIPT = textwrap.dedent('''
     import json, sys

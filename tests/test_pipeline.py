@@ -10,16 +10,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
+import threading
 from pathlib import Path
 
 import attrs
 import pytest
 import scrapy
 from itemadapter import ItemAdapter
+from pages import STORM_BODY, STORM_PAGE, STORM_TITLE
 from scrapy import signals
 from scrapy.exceptions import DropItem
 from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr import extract
@@ -30,34 +32,20 @@ from scrapy_cepr.pipelines import CEPRPipeline
 from scrapy_cepr.worker import extract_page
 
 # A hand-made news page. Text nodes in document order and their tag paths:
-#   nav:    "Home", "World", "Sport"        html.body.div.a   (short, no punctuation)
+#   nav:    "Home", "World", "Report"       html.body.div.a   (short, no punctuation)
 #   h1:     "Storm hits coast"              html.body.h1
 #   story:  3 sentences-long paragraphs     html.body.div.p   (~100 chars, 2-4 marks each)
 #   footer: "About us", "Contact"           html.body.div.a   (same path as the nav)
 # The paragraphs' path has by far the highest text-per-node and punctuation ratio (ETPR),
 # the links' path the lowest, so SETPR keeps exactly the 3 paragraphs (one block each,
 # joined by newlines); the title is the <h1>, which the <title> starts with.
-PAGE = """<html><head><title>Storm hits coast | Daily News</title></head><body>
-<div class="nav"><a href="/">Home</a> <a href="/world">World</a> <a href="/sport">Sport</a></div>
-<h1>Storm hits coast</h1>
-<div class="story">
-<p>The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; roads were closed.</p>
-<p>Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.</p>
-<p>Residents were told to stay indoors, keep away from windows, and follow the news.</p>
-</div>
-<div class="footer"><a href="/about">About us</a> <a href="/contact">Contact</a></div>
-</body></html>"""
+PAGE = STORM_PAGE
 
 URL = "http://news.example/storm"
 #: Every output field, None (issue 10 item 2).
 NONE = {"title": None, "body": None, "cepr_error": None, "page_type": None}
-TITLE = "Storm hits coast"
-BODY = (
-    "The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; "
-    "roads were closed.\n"
-    "Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.\n"
-    "Residents were told to stay indoors, keep away from windows, and follow the news."
-)
+TITLE = STORM_TITLE
+BODY = STORM_BODY
 
 
 class ArticleItem(scrapy.Item):
@@ -112,8 +100,8 @@ class Harness:
         settings.setdefault("CEPR_EXECUTOR", "inline")
         settings.setdefault("ITEM_PIPELINES", {pipeline_cls: 100})
         self.crawler = get_crawler(settings_dict=settings)
-        self.pipeline = pipeline_cls.from_crawler(self.crawler)
-        self.middleware = CEPRSpiderMiddleware.from_crawler(self.crawler)
+        self.pipeline = build_from_crawler(pipeline_cls, self.crawler)
+        self.middleware = build_from_crawler(CEPRSpiderMiddleware, self.crawler)
         self.middleware.pages = self.pipeline.pages
 
     def attach(self, item, response):
@@ -220,7 +208,7 @@ def test_not_html_page_is_recorded_and_the_crawl_goes_on(caplog):
     assert "http://news.example/fake.pdf" in caplog.text
 
 
-def broken_worker(html, url, method, params):
+def broken_worker(html, url, options):
     """Stands for a bug in an extraction method."""
     raise RuntimeError("boom")
 
@@ -309,36 +297,48 @@ def test_dropped_items_leave_the_side_channel():
     assert len(h.pipeline.pages) == 0
 
 
-def slow_worker(html, url, method, params):
-    """extract_page, but 1.5 s slower on pages that contain SLOW (pages from a response
-    arrive as bytes)."""
+#: Released at the end of each test that uses :func:`slow_worker` (fixture ``slow_pages``).
+_RELEASE = threading.Event()
+
+
+def slow_worker(html, url, options):
+    """extract_page, but a page that contains SLOW (pages from a response arrive as bytes)
+    blocks until the test ends: it always outlasts the timeout, however slow the machine."""
     if (b"SLOW" if isinstance(html, bytes) else "SLOW") in html:
-        time.sleep(1.5)
-    return extract_page(html, url, method, params)
+        _RELEASE.wait(60)
+    return extract_page(html, url, options)
+
+
+@pytest.fixture
+def slow_pages():
+    """Blocks the SLOW pages of :func:`slow_worker` for the test, releases them after."""
+    _RELEASE.clear()
+    yield
+    _RELEASE.set()
 
 
 class SlowPipeline(CEPRPipeline):
     worker = staticmethod(slow_worker)
 
 
-def test_timeout_is_recorded_and_the_next_page_is_cleaned(caplog):
-    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=0.3,
+def test_timeout_is_recorded_and_the_next_page_is_cleaned(caplog, slow_pages):
+    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=2,
                 CEPR_POOL_AFTER_SECONDS=0)
     slow_page = PAGE.replace("<h1>", "<h1>SLOW ")
     slow, fast = h.run(({"url": "http://news.example/slow"}, html_response("http://news.example/slow", slow_page)),
                        ({"url": URL}, html_response()))
-    assert slow == {**NONE, "url": "http://news.example/slow", "cepr_error": "timeout: timed out after 0.3 s"}
+    assert slow == {**NONE, "url": "http://news.example/slow", "cepr_error": "timeout: timed out after 2 s"}
     assert (fast["title"], fast["body"]) == (TITLE, BODY)
     assert h.stat("cepr/timeout") == 1
     assert h.stat("cepr/worker_restarts") == 1  # the busy thread was left behind
     assert "http://news.example/slow" in caplog.text
 
 
-def test_page_waiting_behind_a_timed_out_page_gets_a_second_try():
-    # One thread, two pages submitted together: the slow one runs (1.5 s), the fast one
-    # waits behind it. Both hit the 0.3 s timeout (it counts from submission); the slow
+def test_page_waiting_behind_a_timed_out_page_gets_a_second_try(slow_pages):
+    # One thread, two pages submitted together: the slow one runs (blocked), the fast one
+    # waits behind it. Both hit the 2 s timeout (it counts from submission); the slow
     # page is recorded, the fast one was only waiting, so it is retried on the fresh pool.
-    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=0.3,
+    h = Harness(SlowPipeline, CEPR_EXECUTOR="thread", CEPR_MAX_WORKERS=1, CEPR_TIMEOUT=2,
                 CEPR_POOL_AFTER_SECONDS=0)
     slow_page = PAGE.replace("<h1>", "<h1>SLOW ")
     pairs = [({"url": "http://news.example/slow"}, html_response("http://news.example/slow", slow_page)),
@@ -353,7 +353,7 @@ def test_page_waiting_behind_a_timed_out_page_gets_a_second_try():
             await h.pipeline.close_spider()
 
     slow, fast = asyncio.run(go())
-    assert slow["cepr_error"] == "timeout: timed out after 0.3 s"
+    assert slow["cepr_error"] == "timeout: timed out after 2 s"
     assert (fast["title"], fast["body"]) == (TITLE, BODY) and fast["cepr_error"] is None
     assert h.stat("cepr/timeout") == 1 and h.stat("cepr/cleaned") == 1
     assert h.stat("cepr/worker_restarts") == 1

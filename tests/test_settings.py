@@ -3,6 +3,7 @@ the add-on, and the README settings table."""
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 
@@ -10,6 +11,7 @@ import pytest
 import scrapy
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr.addon import Addon
@@ -121,7 +123,7 @@ def test_spider_attribute_chooses_the_method():
     crawler.spider = crawler._create_spider()
     config = CEPRConfig.from_crawler(crawler)
     assert config.method == "nce" and config.ignored == ("CEPR_RADIUS",)
-    pipeline = CEPRPipeline.from_crawler(crawler)
+    pipeline = build_from_crawler(CEPRPipeline, crawler)
     assert pipeline.config.method == "nce"
 
 
@@ -150,17 +152,17 @@ def test_new_settings_are_validated(setting, value, message):
 def test_bad_setting_stops_the_crawler_at_start_up():
     crawler = get_crawler(settings_dict={"CEPR_ALPHA": -2})
     with pytest.raises(ValueError, match="CEPR_ALPHA=-2"):
-        CEPRPipeline.from_crawler(crawler)
+        build_from_crawler(CEPRPipeline, crawler)
     with pytest.raises(ValueError, match="CEPR_ALPHA=-2"):
-        CEPRSpiderMiddleware.from_crawler(crawler)
+        build_from_crawler(CEPRSpiderMiddleware, crawler)
 
 
 def test_disabled_is_not_configured():
     crawler = get_crawler(settings_dict={"CEPR_ENABLED": False})
     with pytest.raises(NotConfigured):
-        CEPRPipeline.from_crawler(crawler)
+        build_from_crawler(CEPRPipeline, crawler)
     with pytest.raises(NotConfigured):
-        CEPRSpiderMiddleware.from_crawler(crawler)
+        build_from_crawler(CEPRSpiderMiddleware, crawler)
 
 
 def test_addon_enables_both_components():
@@ -240,3 +242,42 @@ def test_start_method_on_posix_is_accepted_and_said_to_be_ignored(caplog):
     assert said == PIPE_WORKERS
     with pytest.raises(ValueError, match="CEPR_START_METHOD"):
         CEPRConfig.from_settings({"CEPR_START_METHOD": "fork"})
+
+
+def test_method_extras_come_from_the_registry():
+    # Issue 19: wang2009's styled HTML is an extra the registry declares (asked for by its
+    # parameter styled_html, CEPR_STYLED_HTML), not a name the pipeline knows.
+    from pathlib import Path
+
+    styled = CEPRConfig(method="wang2009", params=(("styled_html", True),), executor="inline")
+    row, field = styled.outputs()[-1]
+    assert (row.name, row.setting, row.required, field) == ("body_styled_html", "CEPR_STYLED_HTML", True,
+                                                           "body_styled_html")
+    assert styled.options.extras() == ("body_styled_html",)
+    plain = CEPRConfig(method="wang2009", executor="inline")
+    assert [f for _, f in plain.outputs()] == ["title", "body", "cepr_error", "page_type"]
+    package = Path(__file__).resolve().parents[1] / "scrapy_cepr"
+    for shared in ("pipelines.py", "worker.py", "settings.py", "options.py"):
+        tree = ast.parse((package / shared).read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        code = [n.value if isinstance(n, ast.Constant) else getattr(n, "attr", getattr(n, "id", ""))
+                for n in ast.walk(tree) if id(n) not in docstrings
+                and isinstance(n, (ast.Constant, ast.Attribute, ast.Name))]
+        assert not [c for c in code if isinstance(c, str) and "styled" in c], shared
+
+
+def test_output_fields_follow_the_table():
+    # Issue 19: one table gives the fields, their order and what item classes need.
+    config = CEPRConfig.from_settings({"CEPR_BODY_FORMATS": "markdown,text,html", "CEPR_METADATA": True,
+                                       "CEPR_TITLE_FIELD": "headline"})
+    assert [f for _, f in config.outputs()] == ["headline", "body", "cepr_error", "page_type", "body_html",
+                                                "body_markdown", "metadata"]
+    assert [row.name for row, _ in config.outputs() if not row.required] == ["page_type"]
+    assert config.options.formats == ("markdown", "html")
+
+
+def test_max_workers_has_one_default():
+    # Issue 19: the dataclass and the settings agreed on nothing (1 against os.cpu_count()).
+    assert CEPRConfig().max_workers == CEPRConfig.from_settings({}).max_workers == (os.cpu_count() or 1)

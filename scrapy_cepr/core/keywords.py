@@ -3,8 +3,8 @@ CEDST's topic feature (Zhang et al., ICCS 2018, Sec. 3.2 and Fig. 2; spec §4).
 
 * **Segmentation.** A text that contains CJK characters is cut into words by jieba
   (imported, and its dictionary loaded, only when such a text first appears: once per
-  process, quietly; 3–5 s measured on this 2-core machine under load, from jieba's cache
-  file); any other text is cut into the matches of ``\\w+``.
+  process, quietly, from jieba's cache file; its cost is in ``docs/measurements.md``);
+  any other text is cut into the matches of ``\\w+``.
   Words are case-folded. ``size(text)`` of the paper (Eq. 8) is the number of these
   words, stop words included.
 * **Candidates.** A word is a keyword candidate unless it is a stop word, all digits, or

@@ -70,7 +70,7 @@ def punctuation_table() -> np.ndarray:
     """Boolean lookup table over the code points of Unicode planes 0–2: ``table[ord(c)]``
     is True iff ``c`` is in Unicode general category P* (Pc, Pd, Ps, Pe, Pi, Pf, Po).
 
-    Shape ``(0x30000,)``, read-only, built once per process (about 50 ms) and cached.
+    Shape ``(0x30000,)``, read-only, built once per process and cached.
     Planes 3 to 16 hold no punctuation (ideographs, tags, private use), so
     :func:`count_punctuation` clips higher code points to U+2FFFF, a noncharacter; the
     table stays small enough (192 KiB) for the CPU cache. The punctuation set is an

@@ -31,6 +31,13 @@ _REGISTRY: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
     "wang2009": ("wang2009", "Wang2009Params", "run", {}, "Wang 2009: SVMs over rendered geometry (Chromium), title and body subtrees"),
 }
 
+#: The extra outputs of a method beside title, body and page type: method -> ``(output
+#: name, parameter that asks for it)``; the worker copies the attribute of that name from
+#: the method's result into :attr:`scrapy_cepr.options.PageResult.extras`.
+_EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
+    "wang2009": (("body_styled_html", "styled_html"),),
+}
+
 #: Names accepted by ``extract(method=...)``, ``CEPR_METHOD`` and ``--method``.
 METHOD_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 
@@ -39,7 +46,9 @@ METHOD_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 class Method:
     """One extraction method: ``name``, ``summary``, ``params_cls`` (a frozen dataclass
     whose constructor validates) and ``run``; ``warm_up``: the module's own ``warm_up()``
-    (one-off loading without running the method, e.g. no browser start), or None."""
+    (one-off loading without running the method, e.g. no browser start), or None;
+    ``extras``: ``(output name, parameter)`` of each extra output the method makes when
+    that parameter is true (an attribute of its :class:`~scrapy_cepr.Extraction`)."""
 
     name: str
     summary: str
@@ -47,6 +56,7 @@ class Method:
     _run: Callable[..., Extraction]
     _extra: dict[str, Any]
     warm_up: Callable[[], Any] | None = None
+    extras: tuple[tuple[str, str], ...] = ()
 
     def make_params(self, **params: Any) -> Any:
         """Validated parameters for this method.
@@ -81,4 +91,5 @@ def get_method(name: str) -> Method:
     except (KeyError, TypeError):
         raise ValueError(f"method must be one of {', '.join(METHOD_NAMES)}; got {name!r}") from None
     mod = importlib.import_module(f"{__name__}.{module}")
-    return Method(name, summary, getattr(mod, params_cls), getattr(mod, run), extra, getattr(mod, "warm_up", None))
+    return Method(name, summary, getattr(mod, params_cls), getattr(mod, run), extra, getattr(mod, "warm_up", None),
+                  _EXTRAS.get(name, ()))

@@ -22,39 +22,32 @@ Pipeline (paper Fig. 1), over the page's N text nodes in document order:
 5. **Threshold** (Sec. 3.4, Eqs. 11–12): Otsu over t ∈ {0, 0.1, …, 1}
    (:func:`..core.threshold.otsu_threshold`); node i is content iff ``H'_i > t``.
 
-Choices on [open] points, with their effect on the benchmark F1 of the 181-page
-article-extraction-benchmark (defaults: F1 0.894; CEPR-SETPR: 0.875):
+Choices on [open] points (their effect on the benchmark F1: ``docs/measurements.md``,
+"CEDST"):
 
-* **Weights α_f, β_f** ("near 1"): 0.9 for all four features (0.8: 0.889, 0.95: 0.885,
-  0.99: 0.882, all 1 with β = 0.99: 0.873, with 10 keywords per node). The negative
+* **Weights α_f, β_f** ("near 1"): 0.9 for all four features. The negative
   weight must stay below 1 so that Dempster's K never reaches 0 (K ≥ 1 − β_href).
-* **Keywords per node**: 5 (3: 0.896, 10: 0.889, 20: 0.889).
+* **Keywords per node**: 5.
 * **"More than γ times"** is read literally: R holds iff ``relate(x, y) > γ``.
 * **topic(text)**: the topics that share at least ``topic_overlap`` keywords with the
-  node's keywords (capped at the topic's size); 2 (1: 0.878, with 10 keywords).
+  node's keywords (capped at the topic's size); 2.
 * **Siblings** ``sb(text)``: text nodes taken literally as DOM children of the same
   element make every ``<p>`` paragraph its own group, so the variance is 0 for nearly
   every article paragraph. We group by *paragraph container*: the parent of the node's
-  nearest block-level element (``siblings="container"``); ``"block"`` (0.811 with 10
-  keywords) and ``"parent"`` (the literal reading: 0.828) are kept for comparison.
+  nearest block-level element (``siblings="container"``); ``"block"`` and ``"parent"``
+  (the literal reading) are kept for comparison.
 * **Hyperlink ratio**: a text node lies wholly inside or outside ``<a>``, so Eq. 10 per
   text node is 0 or 1. We take "the text" as its display block (line): the share of the
-  block's words inside links; a block without words falls back to the node's own 0/1
-  (per text node: 0.890).
+  block's words inside links; a block without words falls back to the node's own 0/1.
 * **Words**: ``\\w+`` matches, jieba words for CJK text (:mod:`..core.keywords`).
 * **Smoothing**: plain Gaussian (``lambda_=0``), the "one-dimensional Gaussian
   smoothing" both cited papers share, with CEPR's kernel and radius 1 and the authors'
   edge rule (``edges="keep"``); ``lambda_ > 0`` weights it by tag-path edit distance as
-  in CEPR-SETPR (λ = 1: 0.889, r = 2: 0.893, r = 0, no smoothing: 0.874, with 10
-  keywords).
-* **Stop words**: every list of the ``stop-words`` package (``"en,zh"``: 0.887, none:
-  0.879, with 10 keywords).
+  in CEPR-SETPR.
+* **Stop words**: every list of the ``stop-words`` package.
 
-Measured effect of the topic feature on this corpus: it does not help. Without it
-(``weight_topic=0``, the paper's CEDST-NC) F1 is 0.911; with it alone (the paper's
-CEDST-TF) 0.448. On text nodes longer than 30 characters, 43% of the article's nodes
-and 32% of the boilerplate's have a topic (mean ``h_topic`` 0.26 against 0.18), while
-the cluster feature separates them far better (0.88 against 0.13).
+The topic feature (``weight_topic``; 0 is the paper's CEDST-NC) is measured in
+``docs/measurements.md``, "CEDST"; on the benchmark it does not help.
 """
 
 from __future__ import annotations

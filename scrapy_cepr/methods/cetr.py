@@ -37,32 +37,28 @@ F1 on its 181 pages (default parameters unless said; CETR / CETR-TM):
   characters, extended to the end of a tag the cut falls in ("never inside a tag") or to
   the end of a word (so that no word of the body is split). 43 of the 181 pages are
   minified by this rule; without the cuts F1 is 0.782 / 0.784, with them 0.810 / 0.822
-  (a rule at 200 or 2,000 characters per line changes F1 by less than 0.007).
+  (other line widths: ``docs/measurements.md``, "CETR").
 * **Smoothing** (``cetr_kernel``): ``"radius"`` (default) is the paper's "radius of 3":
   the normalised kernel ``exp(−j²/(2r²))``, ``j = −r…r`` (σ = r, as CEPR's
   :func:`..core.smoothing.gaussian_kernel`); ``"std"`` is the 3rd-party reading σ =
-  std(TR), r = ⌈σ⌉. Values beyond both ends count as 0 (zero padding). F1 "radius"
-  0.810 / 0.822, "std" 0.798 / 0.822 (σ = std(TR) is tens of lines wide and smears the
-  content's edges).
+  std(TR), r = ⌈σ⌉. Values beyond both ends count as 0 (zero padding); σ = std(TR)
+  is tens of lines wide and smears the content's edges.
 * **Derivative at the end.** The window ``i+1..i+α`` is cut at the last line; the last line
   has an empty window and G = 0.
 * **k-means.** Deterministic Lloyd iterations (at most ``kmeans_iterations``) on the raw
   (unscaled) points; the ``k−1`` free centroids start farthest-first (the point farthest
-  from the origin, then the point farthest from the centroids placed so far): F1 0.810,
-  against 0.769 when they start at the points of norm quantile ``j/k``. A point goes to
-  the nearest centroid, ties to the lower index (so to the origin cluster); an empty
-  cluster keeps its centroid. k = 2 gives F1 0.837, k = 4 0.793; the default stays the
-  paper's k = 3.
+  from the origin, then the point farthest from the centroids placed so far), not at
+  the points of norm quantile ``j/k``. A point goes to the nearest centroid, ties to
+  the lower index (so to the origin cluster); an empty cluster keeps its centroid. The
+  default is the paper's k = 3.
 * **τ.** CETR-TM reports ``τ = λ·σ(T')`` (σ the population standard deviation). CETR
   (k-means) has no scalar threshold: its boundary is the set of bisectors between the
   origin and each free centroid, so ``tau`` is None (the centroids are logged at DEBUG).
 * **CETR-TM λ** (``tm_lambda``): 1.0, one standard deviation, chosen before measuring
-  (the paper gives no value). F1 for λ = 0.5, 0.75, 1, 1.25, 1.5, 2: 0.772, 0.801,
-  0.822, 0.832, 0.835, 0.827 (precision rises, recall falls).
+  (the paper gives no value).
 
-The paper reports F1 94.72% (CleanEval-Eng), 86.62% (CleanEval-Zh), 98.21% (NYTimes) and
-97.46% (BBC) for CETR on its own data and token metric; those numbers are not comparable
-with the benchmark's shingle F1 above, on which CEPR-SETPR scores 0.875.
+The effect of each choice on the benchmark F1, and the paper's own figures (not
+comparable: its data and token metric), are in ``docs/measurements.md``, "CETR".
 """
 
 from __future__ import annotations

@@ -66,11 +66,8 @@ B))`` on the decision value ``f``, Sec. 3.2.1), trained by
 (``scrapy_cepr/models/wang2009.json``: standardisation, support vectors, dual
 coefficients, γ, intercept, A, B). Inference needs numpy only (:class:`SVMModel`).
 
-**Measured** on the article-extraction-benchmark (181 pages, offline renders without the
-sites' stylesheets): 5-fold cross-validation grouped by site, benchmark F1 0.864 with the
-extended features (0.581 with the paper's six), page accuracy (title and body both
-correct) 0.638; the shipped model, trained on all 181 pages, scores F1 0.887 on them.
-See the README and ``docs/wang2009_choices.md``.
+Its scores (cross-validated and of the shipped model) are in ``docs/measurements.md``
+and ``docs/wang2009_choices.md``.
 """
 
 from __future__ import annotations

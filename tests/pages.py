@@ -1,0 +1,29 @@
+"""Sample pages written for the tests, shared by the test modules (and offered as
+fixtures by ``conftest.py``). Never copied from a corpus."""
+
+from __future__ import annotations
+
+#: A news article: navigation (with a link to a PDF, which a crawl follows), a headline,
+#: three story paragraphs and a footer.
+#:
+#: ``nav``: "Home", "World", "Report" (html.body.div.a: short, no punctuation);
+#: ``h1``: the headline; ``div.story``: three ``<p>`` with punctuation; ``footer``: links.
+STORM_PAGE = """<html><head><title>Storm hits coast | Daily News</title></head><body>
+<div class="nav"><a href="/">Home</a> <a href="/world">World</a> <a href="/doc.pdf">Report</a></div>
+<h1>Storm hits coast</h1>
+<div class="story">
+<p>The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; roads were closed.</p>
+<p>Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.</p>
+<p>Residents were told to stay indoors, keep away from windows, and follow the news.</p>
+</div>
+<div class="footer"><a href="/about">About us</a> <a href="/contact">Contact</a></div>
+</body></html>"""
+
+#: The title and body every method should find in :data:`STORM_PAGE`.
+STORM_TITLE = "Storm hits coast"
+STORM_BODY = (
+    "The storm, which formed on Monday, reached the coast early on Tuesday. Thousands of homes lost power; "
+    "roads were closed.\n"
+    "Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.\n"
+    "Residents were told to stay indoors, keep away from windows, and follow the news."
+)
