@@ -50,11 +50,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PARAMS = {
     "objective": "multiclass",
     "num_class": len(PAGE_TYPES),
-    "learning_rate": 0.08,
-    "num_leaves": 12,
-    "max_depth": 5,
+    "learning_rate": 0.12,
+    "num_leaves": 6,
+    "max_depth": 3,
     "min_data_in_leaf": 8,
-    "feature_fraction": 0.7,
+    "extra_trees": True,
+    "feature_fraction": 0.5,
     "bagging_fraction": 0.8,
     "bagging_freq": 1,
     "lambda_l2": 1.0,
@@ -63,7 +64,7 @@ PARAMS = {
     "seed": 17,
     "verbose": -1,
 }
-ROUNDS = 70
+ROUNDS = 120
 FOLDS = 5
 
 
@@ -230,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     top = sorted(zip(importance, FEATURE_NAMES), reverse=True)
     print("top features by gain:", ", ".join(f"{n} {g / importance.sum():.3f}" for g, n in top[:15]))
     print("unused features:", ", ".join(n for g, n in top if g == 0) or "none")
-    spec = lightgbm_to_spec(final, feature_names=list(FEATURE_NAMES), class_names=list(PAGE_TYPES), leaf_digits=5)
+    spec = lightgbm_to_spec(final, feature_names=list(FEATURE_NAMES), class_names=list(PAGE_TYPES), leaf_digits=4)
     from scrapy_cepr.core.trees import load_trees
 
     model = load_trees(spec)
