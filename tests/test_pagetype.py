@@ -33,6 +33,7 @@ from scrapy_cepr.core.pagetype import (
     page_features,
     page_type,
     page_type_proba,
+    small_page_type,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,8 +112,10 @@ def test_small_pages_get_the_former_rule():
     # Under MIN_MODEL_CHARS of text the model is outside its training data: a headline
     # list is a listing, anything else an article (the two-type rule of issue 10).
     links = "".join(f"<li><a href='/n{i}'>Council votes on new plan for the harbour {i}</a></li>" for i in range(8))
-    proba = page_type_proba(Page.from_html(f"<html><body><ul>{links}</ul></body></html>"))
+    page = Page.from_html(f"<html><body><ul>{links}</ul></body></html>")
+    proba = page_type_proba(page)
     assert proba["listing"] == 1.0 and sum(proba.values()) == 1.0
+    assert small_page_type(page_features(page)) == LISTING
     story = "<p>" + "The council met on Monday, and the vote was close. " * 8 + "</p>"
     assert page_type(Page.from_html(f"<html><body><h1>Vote</h1>{story}</body></html>")) == ARTICLE
 
@@ -186,6 +189,7 @@ def test_declarations_microdata_and_og():
 
 def test_proba_sums_to_one_and_is_deterministic():
     page = Page.from_html(ARTICLE_PAGES[0].read_bytes())
+    assert small_page_type(page_features(page)) is None  # the model decides
     p1, p2 = page_type_proba(page), page_type_proba(page)
     assert p1 == p2 and list(p1) == list(PAGE_TYPES)
     assert math.isclose(sum(p1.values()), 1.0) and most_probable(p1) == page_type(page)

@@ -12,14 +12,19 @@ parsed :class:`~scrapy_cepr.core.page.Page` (no second parse) and from what the 
 declares about itself:
 
 * **declarations**: the schema.org ``@type`` of its JSON-LD blocks and microdata
-  ``itemtype``, and Open Graph ``og:type`` (generic vocabularies, grouped by page type);
+  ``itemtype`` (grouped by page type) and the number of ``itemtype`` values, a few
+  JSON-LD properties, Open Graph ``og:type`` and a few head ``meta`` names (generic
+  vocabularies);
 * **text**: characters, link share, the longest run of prose not cut by a headline link
-  (an article's story), headline links, prose blocks, repeated tag paths (records of a
-  list), sentence punctuation, digits and price-like tokens (a currency symbol beside a
-  number);
-* **markup**: counts of forms and inputs, tables, ``pre``/``code``, list items,
-  headings, ``article``/``nav``/``aside`` elements, images, ``time`` elements (HTML's own
-  tag names, never class names);
+  (an article's story), headline links, prose lines and segments, repeated tag paths
+  and line starts (records of a list or posts of a thread), headings, a year near the
+  story's start, digits and price-like tokens (a currency sign beside a number) in short
+  text nodes;
+* **markup**: the share of the text inside groups of HTML elements (program text
+  ``pre``/``code``/``kbd``/``samp``, form controls, ``article``, ``time``, ``h2``–``h4``,
+  the page chrome ``nav``/``aside``/``header``/``footer``, ``main``, tables, lists,
+  quotes …) and the link share of the text in ``main``, ``article`` and the chrome
+  (HTML's own tag names, never class names); characters per element;
 * **URL shape**: path depth, digits and a date in the path, a trailing slash, a query,
   the length and hyphen count of the last segment (a story slug).
 
@@ -62,6 +67,7 @@ __all__ = [
     "page_features",
     "page_type",
     "page_type_proba",
+    "small_page_type",
 ]
 
 logger = logging.getLogger(__name__)
@@ -430,12 +436,23 @@ def page_type_proba(page: Any) -> dict[str, float] | None:
     if not len(page):
         return None
     x = page_features(page)
-    if x[_INDEX["chars"]] < MIN_MODEL_CHARS:
-        listing = x[_INDEX["headline_links"]] >= MIN_HEADLINE_LINKS and x[_INDEX["longest_prose_run"]] < MIN_STORY_CHARS
-        kind = LISTING if listing else ARTICLE
+    kind = small_page_type(x)
+    if kind is not None:
         return {name: float(name == kind) for name in PAGE_TYPES}
     p = load_model().predict(x[None, :])[0]
     return {name: float(v) for name, v in zip(PAGE_TYPES, p, strict=True)}
+
+
+def small_page_type(x: np.ndarray) -> str | None:
+    """The type a page of features *x* (:func:`page_features`) gets without the model:
+    for a page with less than :data:`MIN_MODEL_CHARS` characters of text, :data:`LISTING`
+    when it has at least :data:`MIN_HEADLINE_LINKS` headline lines and no run of prose of
+    :data:`MIN_STORY_CHARS`, else :data:`ARTICLE`; None for a larger page (the model
+    decides)."""
+    if x[_INDEX["chars"]] >= MIN_MODEL_CHARS:
+        return None
+    listing = x[_INDEX["headline_links"]] >= MIN_HEADLINE_LINKS and x[_INDEX["longest_prose_run"]] < MIN_STORY_CHARS
+    return LISTING if listing else ARTICLE
 
 
 def page_type(page: Any) -> str | None:
