@@ -294,22 +294,25 @@ def page_features(page: Any) -> np.ndarray:
     by_start = np.bincount(line_paths)
     x[idx["record_count"]] = float(by_start.max())
     x[idx["top_record_share"]] = float(by_start.max()) / lines
+    char_list = chars.tolist()
     heading_chars = 0
     subheadings = 0
+    heading_nodes = 0
     for level, first, end in page.headings:
-        size = int(chars[first:end].sum())
+        size = sum(char_list[first:end])
         heading_chars += size
+        heading_nodes += end - first
         if level == 1:
             if not x[idx["h1_chars"]]:
                 x[idx["h1_chars"]] = size
         else:
             subheadings += 1
-    x[idx["heading_nodes"]] = float(sum(end - first for _, first, end in page.headings))
+    x[idx["heading_nodes"]] = heading_nodes
     x[idx["heading_share"]] = heading_chars / total
     x[idx["subheadings"]] = subheadings
     x[idx["chars_per_heading"]] = total / (len(page.headings) + 1)
     # Short text nodes: prices, dates, numbers.
-    short = " ".join([t for t, c in zip(texts, chars.tolist()) if c <= SHORT_CHARS])
+    short = " ".join([t for t, c in zip(texts, char_list) if c <= SHORT_CHARS])
     if short:
         x[idx["short_chars"]] = len(short)
         x[idx["short_digit_share"]] = sum(map(short.count, "0123456789")) / len(short)
@@ -335,7 +338,7 @@ def _tag_groups(page: Any, chars_path: np.ndarray, link_node_chars: np.ndarray,
         if parent >= 0:
             inside[i] = inside[parent] | bits(name, 0)
     # (paths, groups) 0/1 matrix: the path is inside an element of the group.
-    under = (np.array(inside, dtype=np.int64)[:, None] >> _SHIFTS) & 1
+    under = ((np.array(inside, dtype=np.int64)[:, None] >> _SHIFTS) & 1).astype(np.float64)
     link_path = np.bincount(page.path_ids, weights=link_node_chars, minlength=len(inside))
     text = chars_path @ under
     x[_SHARE_SLOT:_SHARE_SLOT + _GROUPS_N] = text / total
