@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -379,9 +380,9 @@ def _declarations(page: Any, x: np.ndarray) -> None:
             if not key:
                 continue
             key = key.lower()
-            slot = _HEAD_META.get(key)
-            if slot is not None:
-                x[slot] = 1
+            meta_slot = _HEAD_META.get(key)
+            if meta_slot is not None:
+                x[meta_slot] = 1
             elif key == "og:type" and og is None:
                 og = (el.get("content") or "").strip().lower()
     if og:
@@ -470,7 +471,7 @@ def page_type(page: Any) -> str | None:
     return most_probable(page_type_proba(page))
 
 
-def most_probable(proba: dict[str, float] | None) -> str | None:
+def most_probable(proba: Mapping[str, float] | None) -> str | None:
     """The type with the highest probability in *proba* (None for None); ties go to the
     first in :data:`PAGE_TYPES`."""
     if not proba:
