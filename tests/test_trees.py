@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scrapy_cepr.core import trees as trees_module
 from scrapy_cepr.core.trees import FORMAT, VERSION, TreeEnsemble, load_trees
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,6 +177,15 @@ def test_equals_lightgbm(objective, zero_as_missing):
     # Single rows give the same answer as the batch.
     for i in range(5):
         np.testing.assert_allclose(model.predict(X_test[i]), theirs[i:i + 1], rtol=1e-12, atol=1e-12)
+    # A few rows take the all-nodes path (every node decided at once), many rows the
+    # level walk: the same leaves for every row, NaN and zero included (the sums differ
+    # only in the last bit, by summation order).
+    assert X_test.shape[0] * model._first.size > trees_module._ALL_NODES_CELLS
+    few = np.vstack([model.raw_score(X_test[i:i + 2]) for i in range(0, 300, 2)])
+    assert 2 * model._first.size <= trees_module._ALL_NODES_CELLS
+    np.testing.assert_allclose(few, model.raw_score(X_test)[:300], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.vstack([model.raw_score(X_test[i]) for i in range(300)]), few, rtol=1e-12,
+                               atol=1e-12)
 
 
 def test_converter_refuses_categorical():

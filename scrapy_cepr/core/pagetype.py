@@ -12,14 +12,19 @@ parsed :class:`~scrapy_cepr.core.page.Page` (no second parse) and from what the 
 declares about itself:
 
 * **declarations**: the schema.org ``@type`` of its JSON-LD blocks and microdata
-  ``itemtype``, and Open Graph ``og:type`` (generic vocabularies, grouped by page type);
+  ``itemtype`` (grouped by page type) and the number of ``itemtype`` values, a few
+  JSON-LD properties, Open Graph ``og:type`` and a few head ``meta`` names (generic
+  vocabularies);
 * **text**: characters, link share, the longest run of prose not cut by a headline link
-  (an article's story), headline links, prose blocks, repeated tag paths (records of a
-  list), sentence punctuation, digits and price-like tokens (a currency symbol beside a
-  number);
-* **markup**: counts of forms and inputs, tables, ``pre``/``code``, list items,
-  headings, ``article``/``nav``/``aside`` elements, images, ``time`` elements (HTML's own
-  tag names, never class names);
+  (an article's story), headline links, prose lines and segments, repeated tag paths
+  and line starts (records of a list or posts of a thread), headings, a year near the
+  story's start, digits and price-like tokens (a currency sign beside a number) in short
+  text nodes;
+* **markup**: the share of the text inside groups of HTML elements (program text
+  ``pre``/``code``/``kbd``/``samp``, form controls, ``article``, ``time``, ``h2``–``h4``,
+  the page chrome ``nav``/``aside``/``header``/``footer``, ``main``, tables, lists,
+  quotes …) and the link share of the text in ``main``, ``article`` and the chrome
+  (HTML's own tag names, never class names); characters per element;
 * **URL shape**: path depth, digits and a date in the path, a trailing slash, a query,
   the length and hyphen count of the last segment (a story slug).
 
@@ -37,11 +42,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
-from operator import attrgetter
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -65,6 +68,7 @@ __all__ = [
     "page_features",
     "page_type",
     "page_type_proba",
+    "small_page_type",
 ]
 
 logger = logging.getLogger(__name__)
@@ -119,10 +123,31 @@ _DECLARED_GROUP = {name: group for group, names in _DECLARED.items() for name in
 _GROUPS = tuple(_DECLARED)
 _OG_TYPES = ("article", "product", "website", "other")
 
-_TAGS = ("a", "p", "div", "li", "ul", "ol", "table", "tr", "td", "th", "pre", "code", "form", "input",
-         "select", "textarea", "button", "label", "img", "figure", "svg", "video", "article", "section",
-         "nav", "aside", "header", "footer", "main", "time", "blockquote", "dl", "dd", "h1", "h2", "h3",
-         "h4", "h5", "h6", "span", "br", "strong", "em", "option", "small", "cite", "kbd")
+# HTML elements whose text is measured (share of the page's characters under them, text
+# nodes they own): HTML's own tag names, grouped by what they mean, never class names.
+_TAG_GROUPS = {
+    "code": ("pre", "code", "kbd", "samp"),  # program text (documentation)
+    "table": ("table",),
+    "dl": ("dl",),
+    "li": ("li",),
+    "article": ("article",),  # self-contained records (posts, cards) or the story
+    "chrome": ("nav", "aside", "header", "footer"),  # site navigation and sidebars
+    "main": ("main",),
+    "form": ("form", "label", "button", "select", "option"),  # controls (a buy form, a search)
+    "quote": ("blockquote",),  # quoted posts (forum)
+    "figure": ("figure",),
+    "section": ("section",),
+    "p": ("p",),
+    "time": ("time",),
+    "heading": ("h2", "h3", "h4"),
+    "strong": ("strong", "b", "em"),
+    "span": ("span",),
+    "a": ("a",),
+    "td": ("td", "th"),
+}
+_GROUP_NAMES = tuple(_TAG_GROUPS)
+_TAG_BITS = {tag: 1 << i for i, tags in enumerate(_TAG_GROUPS.values()) for tag in tags}
+_GROUP_BITS = tuple(1 << i for i in range(len(_TAG_GROUPS)))
 
 _LD_TYPE_RE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
 _LD_NAME_RE = re.compile(r'"([^"]*)"')
@@ -134,15 +159,11 @@ CURRENCY_SIGNS = "$€£¥₹₩₽₺₫₱¢₦₪฿"
 # A price: a currency sign beside a number.
 _PRICE_RE = re.compile(f"[{re.escape(CURRENCY_SIGNS)}]\\s?\\d|\\d\\s?[{re.escape(CURRENCY_SIGNS)}]")
 _YEAR_RE = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-_NUMERIC_DATE_RE = re.compile(
-    r"(?<!\d)(?:\d{1,2}[./-]\d{1,2}[./-](?:\d\d)?\d\d|(?:19|20)\d\d[./-]\d{1,2}[./-]\d{1,2})(?!\d)")
 _TITLE_SEPARATORS = ("|", " - ", " – ", " — ", ": ", "·", "»", "::")
 
 # Head declarations of the generic vocabularies (Open Graph and its article/product
-# namespaces, HTML's own meta names, link relations) and schema.org properties in JSON-LD.
-_META_KEYS = ("article:published_time", "article:modified_time", "article:author", "author",
-              "product:price:amount", "og:price:amount", "twitter:card")
-_LINK_RELS = ("next", "prev", "canonical", "alternate")
+# namespaces, HTML's own meta names) and schema.org properties in JSON-LD.
+_META_KEYS = ("article:published_time", "article:modified_time", "author", "product:price:amount")
 _LD_PROPERTIES = ("datePublished", "author", "offers", "aggregateRating", "itemListElement", "mainEntity",
                   "acceptedAnswer", "headline")
 
@@ -150,32 +171,35 @@ _LD_PROPERTIES = ("datePublished", "author", "offers", "aggregateRating", "itemL
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"declared_{g}" for g in _GROUPS),
     *(f"og_{t}" for t in _OG_TYPES),
-    "declared_breadcrumb",
+    "declared_breadcrumb", "itemtypes",
     *(f"meta_{k.replace(':', '_')}" for k in _META_KEYS),
-    *(f"link_{r}" for r in _LINK_RELS),
     *(f"ld_{k}" for k in _LD_PROPERTIES),
     "url_depth", "url_trailing_slash", "url_query", "url_digits", "url_date", "url_last_len",
     "url_last_hyphens", "url_extension", "title_chars", "title_separators",
     "nodes", "chars", "blocks", "link_share", "link_node_share", "longest_prose_run", "prose_run_share",
     "headline_links", "headline_blocks_share", "prose_blocks", "prose_runs", "prose_segments", "link_lines",
-    "top_block_chars", "mean_line_chars", "prose_share", "short_line_share", "run_start",
+    "top_block_chars", "mean_line_chars", "prose_share", "short_line_share", "run_start", "top_line_share",
+    "year_before_run", "links_before_run",
     "paths", "top_path_nodes_share", "top_path_chars_share", "repeated_paths", "top_record_share",
-    "record_count", "heading_nodes", "heading_share", "h1_chars",
-    "year_before_run", "date_before_run", "links_before_run",
+    "record_count",
+    "heading_nodes", "heading_share", "h1_chars", "subheadings", "chars_per_heading",
     "short_chars", "short_digit_share", "currency_signs", "prices",
     "elements", "chars_per_element",
-    *(f"tag_{t}" for t in _TAGS),
-    "li_share", "a_share", "p_share", "td_share", "input_per_form",
+    *(f"share_{g}" for g in _GROUP_NAMES),
+    "link_share_main", "link_share_article", "link_share_chrome",
 )
 _N = len(FEATURE_NAMES)
 _INDEX = {name: i for i, name in enumerate(FEATURE_NAMES)}
-_TAG_SLOTS = [(t, _INDEX[f"tag_{t}"]) for t in _TAGS]
 _HEAD_META = {k: _INDEX[f"meta_{k.replace(':', '_')}"] for k in _META_KEYS}
-_HEAD_LINK = {r: _INDEX[f"link_{r}"] for r in _LINK_RELS}
 _LD_KEYS = [(f'"{k}"', _INDEX[f"ld_{k}"]) for k in _LD_PROPERTIES]
 _OG_SLOTS = {t: _INDEX[f"og_{t}"] for t in _OG_TYPES}
 _URL_SLOTS = [i for i, name in enumerate(FEATURE_NAMES) if name.startswith("url_")]
-_tag = attrgetter("tag")
+_SHARE_SLOT = _INDEX[f"share_{_GROUP_NAMES[0]}"]
+_GROUPS_N = len(_GROUP_NAMES)
+_SHIFTS = np.arange(_GROUPS_N, dtype=np.int64)
+#: The groups whose text's link share is a feature (``link_share_*``, in this order).
+_LINK_GROUPS = np.array([_GROUP_NAMES.index(g) for g in ("main", "article", "chrome")])
+_LINK_SLOT = _INDEX["link_share_main"]
 #: Text nodes of at most this many characters are read for prices, dates and digits
 #: (a price or a date is a short text node of its own; reading only those keeps the
 #: cost low).
@@ -188,7 +212,8 @@ def page_features(page: Any) -> np.ndarray:
     NaN (missing) when the page has no URL.
 
     Counts are raw (the trees split on them); lengths are characters of the normalised
-    text nodes; shares are in [0, 1].
+    text nodes; shares are in [0, 1] (``link_share_*`` is -1 when the page has no such
+    element).
     """
     x = np.zeros(_N, dtype=np.float64)
     idx = _INDEX
@@ -205,11 +230,11 @@ def page_features(page: Any) -> np.ndarray:
     link = page.in_link
     blocks = page.blocks
     total = float(chars.sum()) or 1.0
-    # Per display line: link chars and prose (non-link) chars.
-    link_chars = np.bincount(blocks, weights=chars * link)
-    all_chars = np.bincount(blocks, weights=chars)
-    present = all_chars > 0
-    link_chars, all_chars = link_chars[present], all_chars[present]
+    link_node_chars = chars * link
+    # Per display line: link chars and prose (non-link) chars. Block ids run 1..lines,
+    # each line has at least one text node.
+    all_chars = np.bincount(blocks, weights=chars)[1:]
+    link_chars = np.bincount(blocks, weights=link_node_chars)[1:]
     prose_chars = all_chars - link_chars
     lines = link_chars.size
     headline = (link_chars >= HEADLINE_CHARS) & (link_chars > prose_chars)
@@ -224,6 +249,7 @@ def page_features(page: Any) -> np.ndarray:
     segments = np.bincount(np.cumsum(link_line), weights=prose_chars * ~link_line)
     prose = prose_chars >= PROSE_CHARS
     prose_total = float(prose_chars @ prose)
+    headlines = float(np.count_nonzero(headline))
     x[idx["nodes"]] = n
     x[idx["chars"]] = total
     x[idx["blocks"]] = lines
@@ -231,16 +257,17 @@ def page_features(page: Any) -> np.ndarray:
     x[idx["link_node_share"]] = float(np.count_nonzero(link)) / n
     x[idx["longest_prose_run"]] = longest
     x[idx["prose_run_share"]] = longest / total
-    x[idx["headline_links"]] = float(np.count_nonzero(headline))
-    x[idx["headline_blocks_share"]] = float(np.count_nonzero(headline)) / lines
+    x[idx["headline_links"]] = headlines
+    x[idx["headline_blocks_share"]] = headlines / lines
     x[idx["prose_blocks"]] = float(np.count_nonzero(prose))
     x[idx["prose_runs"]] = float(np.count_nonzero(runs >= 2 * PROSE_CHARS))
     x[idx["prose_segments"]] = float(np.count_nonzero(segments >= PROSE_CHARS))
     x[idx["link_lines"]] = float(np.count_nonzero(link_line)) / lines
     x[idx["top_block_chars"]] = float(prose_chars.max())
+    x[idx["top_line_share"]] = float(all_chars.max()) / total
     x[idx["mean_line_chars"]] = total / lines
     x[idx["prose_share"]] = prose_total / total
-    x[idx["short_line_share"]] = float(np.count_nonzero((prose_chars > 0) & (prose_chars < 40) & ~(link_chars > 0))) / lines
+    x[idx["short_line_share"]] = float(np.count_nonzero((prose_chars > 0) & (prose_chars < 40) & (link_chars == 0))) / lines
     # Where the story's run starts: the share of the text before it, and the lines around
     # its start (an article's headline, byline and date).
     first_line = int((run_id == best).argmax())
@@ -252,32 +279,41 @@ def page_features(page: Any) -> np.ndarray:
     starts = np.flatnonzero(new_line)
     start = int(starts[first_line])
     lo, hi = max(0, start - BYLINE_NODES), start + BYLINE_NODES
-    window = " ".join(texts[lo:hi])
-    x[idx["year_before_run"]] = 1 if _YEAR_RE.search(window) else 0
-    x[idx["date_before_run"]] = 1 if _NUMERIC_DATE_RE.search(window) else 0
+    x[idx["year_before_run"]] = 1 if _YEAR_RE.search(" ".join(texts[lo:hi])) else 0
     x[idx["links_before_run"]] = float(np.count_nonzero(link[lo:hi]))
     # Tag paths: a list's records repeat one path (one card after another).
     pids = page.path_ids
-    per_path = np.bincount(pids)
-    chars_path = np.bincount(pids, weights=chars)
+    num_paths = len(page.path_names)
+    per_path = np.bincount(pids, minlength=num_paths)
+    chars_path = np.bincount(pids, weights=chars, minlength=num_paths)
     x[idx["paths"]] = float(np.count_nonzero(per_path))
     x[idx["top_path_nodes_share"]] = float(per_path.max()) / n
     x[idx["top_path_chars_share"]] = float(chars_path.max()) / total
     x[idx["repeated_paths"]] = float(np.count_nonzero(per_path >= 5))
     # Records: lines that start on the same tag path (a card, a post, a row).
-    by_start = np.bincount(pids[starts])
+    line_paths = pids[starts]
+    by_start = np.bincount(line_paths)
     x[idx["record_count"]] = float(by_start.max())
-    x[idx["top_record_share"]] = float(by_start.max()) / starts.size
+    x[idx["top_record_share"]] = float(by_start.max()) / lines
+    char_list = chars.tolist()
     heading_chars = 0
+    subheadings = 0
+    heading_nodes = 0
     for level, first, end in page.headings:
-        size = int(chars[first:end].sum())
+        size = sum(char_list[first:end])
         heading_chars += size
-        if level == 1 and not x[idx["h1_chars"]]:
-            x[idx["h1_chars"]] = size
-    x[idx["heading_nodes"]] = float(sum(end - first for _, first, end in page.headings))
+        heading_nodes += end - first
+        if level == 1:
+            if not x[idx["h1_chars"]]:
+                x[idx["h1_chars"]] = size
+        else:
+            subheadings += 1
+    x[idx["heading_nodes"]] = heading_nodes
     x[idx["heading_share"]] = heading_chars / total
+    x[idx["subheadings"]] = subheadings
+    x[idx["chars_per_heading"]] = total / (len(page.headings) + 1)
     # Short text nodes: prices, dates, numbers.
-    short = "".join([t for t, c in zip(texts, chars.tolist()) if c <= SHORT_CHARS])
+    short = " ".join([t for t, c in zip(texts, char_list) if c <= SHORT_CHARS])
     if short:
         x[idx["short_chars"]] = len(short)
         x[idx["short_digit_share"]] = sum(map(short.count, "0123456789")) / len(short)
@@ -285,27 +321,40 @@ def page_features(page: Any) -> np.ndarray:
         x[idx["currency_signs"]] = signs
         if signs:
             x[idx["prices"]] = len(_PRICE_RE.findall(short))
-    # Markup: the body's elements by tag name.
-    counts = Counter(map(_tag, page.body_nodes))
     elements = max(len(page.body_nodes), 1)
     x[idx["elements"]] = elements
     x[idx["chars_per_element"]] = total / elements
-    for tag, slot in _TAG_SLOTS:
-        x[slot] = counts[tag]
-    x[idx["li_share"]] = counts["li"] / elements
-    x[idx["a_share"]] = counts["a"] / elements
-    x[idx["p_share"]] = counts["p"] / elements
-    x[idx["td_share"]] = counts["td"] / elements
-    x[idx["input_per_form"]] = (counts["input"] + counts["select"] + counts["textarea"]) / max(counts["form"], 1)
+    _tag_groups(page, chars_path, link_node_chars, total, x)
     return x
+
+
+def _tag_groups(page: Any, chars_path: np.ndarray, link_node_chars: np.ndarray,
+                total: float, x: np.ndarray) -> None:
+    """Per group of :data:`_TAG_GROUPS`, into *x*: the share of the text inside such an
+    element (``share_*``), and the link share of the text in ``main``, ``article`` and the page chrome. One pass over
+    the page's distinct tag paths (a path is inside an element when one of its tags is)."""
+    bits = _TAG_BITS.get
+    inside = [0] * len(page.path_names)
+    for i, (parent, name) in enumerate(zip(page.path_parents, page.path_names)):
+        if parent >= 0:
+            inside[i] = inside[parent] | bits(name, 0)
+    # (paths, groups) 0/1 matrix: the path is inside an element of the group.
+    under = ((np.array(inside, dtype=np.int64)[:, None] >> _SHIFTS) & 1).astype(np.float64)
+    link_path = np.bincount(page.path_ids, weights=link_node_chars, minlength=len(inside))
+    text = chars_path @ under
+    x[_SHARE_SLOT:_SHARE_SLOT + _GROUPS_N] = text / total
+    links = link_path @ under[:, _LINK_GROUPS]
+    text = text[_LINK_GROUPS]
+    x[_LINK_SLOT:_LINK_SLOT + len(_LINK_GROUPS)] = np.where(text > 0, links / np.maximum(text, 1.0), -1.0)
 
 
 def _declarations(page: Any, x: np.ndarray) -> None:
     """What the page declares about itself, into *x*: the schema.org ``@type`` values of
     its JSON-LD blocks (``Page.json_ld``) and microdata ``itemtype`` (``Page.itemtypes``),
-    counted per page-type group, a few JSON-LD properties, ``og:type`` (one-hot), a few head ``meta`` names and ``link``
-    relations. ``@type`` values are read with a pattern, without parsing the JSON (a
-    page's JSON-LD can be large, and a broken block still declares its type)."""
+    counted per page-type group, a few JSON-LD properties, ``og:type`` (one-hot) and a
+    few head ``meta`` names. ``@type`` values are read with a pattern, without parsing
+    the JSON (a page's JSON-LD can be large, and a broken block still declares its
+    type)."""
     for block in page.json_ld:
         for value in _LD_TYPE_RE.findall(block):
             for name in _LD_NAME_RE.findall(value):
@@ -318,26 +367,24 @@ def _declarations(page: Any, x: np.ndarray) -> None:
         for key, slot in _LD_KEYS:
             if key in block:
                 x[slot] = 1
-    for value in page.itemtypes:
+    x[_INDEX["itemtypes"]] = len(page.itemtypes)
+    for value in set(page.itemtypes):
         group = _DECLARED_GROUP.get(value.rstrip("/").rsplit("/", 1)[-1].lower())
         if group is not None:
-            x[_INDEX[f"declared_{group}"]] += 1
+            x[_INDEX[f"declared_{group}"]] += page.itemtypes.count(value)
     og = None
     head = page.root.find("head") if page.root is not None else None
     if head is not None:
-        for el in head.iterchildren("meta", "link"):
-            if el.tag == "meta":
-                key = (el.get("property") or el.get("name") or "").lower()
-                meta_slot = _HEAD_META.get(key)
-                if meta_slot is not None:
-                    x[meta_slot] = 1
-                elif key == "og:type" and og is None:
-                    og = (el.get("content") or "").strip().lower()
-            else:
-                for rel in (el.get("rel") or "").lower().split():
-                    link_slot = _HEAD_LINK.get(rel)
-                    if link_slot is not None:
-                        x[link_slot] = 1
+        for el in head.iterchildren("meta"):
+            key = el.get("property") or el.get("name")
+            if not key:
+                continue
+            key = key.lower()
+            meta_slot = _HEAD_META.get(key)
+            if meta_slot is not None:
+                x[meta_slot] = 1
+            elif key == "og:type" and og is None:
+                og = (el.get("content") or "").strip().lower()
     if og:
         kind = og.split(".", 1)[0].split(":", 1)[0]
         x[_OG_SLOTS.get(kind, _OG_SLOTS["other"])] = 1
@@ -393,12 +440,23 @@ def page_type_proba(page: Any) -> dict[str, float] | None:
     if not len(page):
         return None
     x = page_features(page)
-    if x[_INDEX["chars"]] < MIN_MODEL_CHARS:
-        listing = x[_INDEX["headline_links"]] >= MIN_HEADLINE_LINKS and x[_INDEX["longest_prose_run"]] < MIN_STORY_CHARS
-        kind = LISTING if listing else ARTICLE
+    kind = small_page_type(x)
+    if kind is not None:
         return {name: float(name == kind) for name in PAGE_TYPES}
     p = load_model().predict(x[None, :])[0]
     return {name: float(v) for name, v in zip(PAGE_TYPES, p, strict=True)}
+
+
+def small_page_type(x: np.ndarray) -> str | None:
+    """The type a page of features *x* (:func:`page_features`) gets without the model:
+    for a page with less than :data:`MIN_MODEL_CHARS` characters of text, :data:`LISTING`
+    when it has at least :data:`MIN_HEADLINE_LINKS` headline lines and no run of prose of
+    :data:`MIN_STORY_CHARS`, else :data:`ARTICLE`; None for a larger page (the model
+    decides)."""
+    if x[_INDEX["chars"]] >= MIN_MODEL_CHARS:
+        return None
+    listing = x[_INDEX["headline_links"]] >= MIN_HEADLINE_LINKS and x[_INDEX["longest_prose_run"]] < MIN_STORY_CHARS
+    return LISTING if listing else ARTICLE
 
 
 def page_type(page: Any) -> str | None:

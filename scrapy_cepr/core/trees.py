@@ -55,6 +55,9 @@ VERSION = 1
 
 _OBJECTIVES = ("binary", "multiclass", "regression")
 _TREE_KEYS = ("feature", "threshold", "missing", "default_left", "left", "right")
+#: Up to this many rows x nodes, :meth:`TreeEnsemble.raw_score` decides every node at
+#: once (cheaper for a few rows, e.g. one page's features) instead of walking level by level.
+_ALL_NODES_CELLS = 1 << 16
 #: LightGBM's kZeroThreshold: |x| <= this counts as zero for missing type "zero".
 _ZERO = 1e-35
 
@@ -154,6 +157,7 @@ class TreeEnsemble:
         self._first = np.asarray(first, dtype=np.intp)
         self._value = np.asarray(value, dtype=np.float64)
         self._roots = np.asarray(roots, dtype=np.intp)
+        self._tree_class = np.asarray(tree_class, dtype=np.intp)
         onehot = np.zeros((self.num_trees, self.num_class), dtype=np.float64)
         onehot[np.arange(self.num_trees), tree_class] = 1.0
         self._class_onehot = onehot
@@ -176,6 +180,8 @@ class TreeEnsemble:
         n = X.shape[0]
         if n == 0:
             return np.zeros((0, self.num_class), dtype=np.float64)
+        if n * self._first.size <= _ALL_NODES_CELLS:
+            return self._raw_score_all_nodes(X, bool(np.isnan(X).any()))
         # Row r's feature f sits at flat position r * num_features + f.
         flat = np.ascontiguousarray(X).ravel()
         offsets = (np.arange(n, dtype=np.intp) * self.num_features)[:, None]
@@ -191,6 +197,35 @@ class TreeEnsemble:
                 zero = self._zero_node[idx] & (nan | (np.abs(x) <= _ZERO))
                 go_left = np.where(zero, self._zero_default_left[idx], go_left)
             idx = self._first[idx] + ~go_left
+        return self._value[idx] @ self._class_onehot
+
+    def _raw_score_all_nodes(self, X: np.ndarray, has_nan: bool) -> np.ndarray:
+        """:meth:`raw_score` for few rows: every node's decision at once (one vector step
+        over all nodes), then one table look-up per tree level. The same decisions as the
+        level-by-level walk, so the same leaves."""
+        if X.shape[0] == 1:
+            x = X[0].take(self._feature)  # (nodes,)
+        else:
+            x = X[:, self._feature]  # (n, nodes)
+        with np.errstate(invalid="ignore"):
+            go_left = x <= self._threshold  # False for NaN
+        if has_nan:
+            nan = np.isnan(x)
+            go_left |= nan & self._nan_left
+            if self._has_zero:
+                zero = self._zero_node & (nan | (np.abs(x) <= _ZERO))
+                go_left = np.where(zero, self._zero_default_left, go_left)
+        elif self._has_zero:
+            go_left = np.where(self._zero_node & (np.abs(x) <= _ZERO), self._zero_default_left, go_left)
+        step = self._first + ~go_left  # the next node from each node
+        if X.shape[0] == 1:
+            idx = self._roots
+            for _ in range(self.max_depth):
+                idx = step.take(idx)
+            return np.bincount(self._tree_class, weights=self._value.take(idx), minlength=self.num_class)[None, :]
+        idx = np.broadcast_to(self._roots, (X.shape[0], self.num_trees))
+        for _ in range(self.max_depth):
+            idx = np.take_along_axis(step, idx, axis=1)
         return self._value[idx] @ self._class_onehot
 
     def predict(self, X: Any) -> np.ndarray:
