@@ -8,9 +8,12 @@ WCXB (``evaluate.py``, ``README.md``) scores the main content only; its gold ``t
 * **title exact**: our item's ``title`` (:attr:`Extraction.title
   <scrapy_cepr.core.result.Extraction.title>`, i.e. :func:`scrapy_cepr.core.title.pick_title`
   for the default method) equals the gold after Unicode NFC and collapsing whitespace,
-  case kept; over the pages whose gold has a title;
+  case kept, curly quotes read as straight ones and zero-width characters dropped (the
+  gold's annotators typed ``'`` for the page's ``’`` on some pages and not on others); the
+  column "quotes as written" skips that last step; over the pages whose gold has a title;
 * **author**: the set of lowercased ``\\w+`` tokens of all our authors equals that of the
-  gold author string; over the pages whose gold has an author;
+  gold author string, the word ``and`` left out (the gold joins names with it); over the
+  pages whose gold has an author;
 * **date same day**: the first 10 characters (``YYYY-MM-DD``) of ``date_published`` equal
   the gold's; over the pages whose gold has a date;
 * **spurious**: the share of the pages whose gold has *no* value where a value is given
@@ -26,7 +29,7 @@ how much the numbers move from one set of sites to another.
 Usage::
 
     python benchmarks/metadata_wcxb.py [--wcxb DIR] [--limit N] [--json FILE] [--no-trafilatura]
-        [--method cepr-article] [--folds 5] [--errors FIELD]
+        [--method cepr-article] [--folds 5] [--errors FIELD] [--by-source]
 """
 
 from __future__ import annotations
@@ -51,15 +54,23 @@ DEFAULT_WCXB = "/work/shared/data/wcxb-dev"
 FIELDS = ("title", "author", "date")
 
 
-def norm_title(value: str | None) -> str:
-    """NFC, whitespace collapsed, case kept."""
-    return " ".join(unicodedata.normalize("NFC", value or "").split())
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                         "\ufeff": None, "\u200b": None, "\u00ad": None})
+
+
+def norm_title(value: str | None, *, quotes: bool = True) -> str:
+    """NFC, whitespace collapsed, case kept; with *quotes*, curly quotes made straight and
+    zero-width characters dropped (the gold writes ``'`` where many pages write ``’``)."""
+    text = " ".join(unicodedata.normalize("NFC", value or "").split())
+    return " ".join(text.translate(_QUOTES).split()) if quotes else text
 
 
 def name_tokens(value: str | list[str] | None) -> frozenset[str]:
+    """Lowercased ``\\w+`` tokens of the names, without ``and`` (the gold joins several
+    names with it: "A, B, and C")."""
     if isinstance(value, list):
         value = " ".join(value)
-    return frozenset(re.findall(r"\w+", (value or "").lower()))
+    return frozenset(re.findall(r"\w+", (value or "").lower())) - {"and"}
 
 
 def day(value: str | None) -> str:
@@ -89,6 +100,7 @@ def score(rows: list[dict], who: str) -> dict[str, float]:
         if gold["title"]:
             c["title n"] += 1
             c["title ok"] += norm_title(pred["title"]) == norm_title(gold["title"])
+            c["title strict"] += norm_title(pred["title"], quotes=False) == norm_title(gold["title"], quotes=False)
         for f, same in (("author", lambda a, b: name_tokens(a) == name_tokens(b)), ("date", lambda a, b: a == b)):
             if gold[f]:
                 c[f + " n"] += 1
@@ -97,7 +109,7 @@ def score(rows: list[dict], who: str) -> dict[str, float]:
             else:
                 c[f + " none"] += 1
                 c[f + " spurious"] += bool(pred[f])
-    out = {"title exact": c["title ok"] / max(c["title n"], 1)}
+    out = {"title exact": c["title ok"] / max(c["title n"], 1), "title strict": c["title strict"] / max(c["title n"], 1)}
     for f in ("author", "date"):
         out[f] = c[f + " ok"] / max(c[f + " n"], 1)
         out[f + " found"] = c[f + " found"] / max(c[f + " n"], 1)
@@ -125,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trafilatura-cache", metavar="FILE", help="read/write trafilatura's answers here")
     parser.add_argument("--folds", type=int, default=0)
     parser.add_argument("--errors", choices=FIELDS, help="print our wrong values for this field")
+    parser.add_argument("--by-source", action="store_true", help="precision of each source of ours")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     cache: dict[str, dict] = {}
@@ -156,12 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"WCXB dev: {len(rows)} pages ({r0['title n']} with a gold title, {r0['author n']} with an author, "
           f"{r0['date n']} with a date; {r0['author none']} without an author, {r0['date none']} without a date); "
           f"method {args.method}; {time.perf_counter() - t0:.0f} s\n")
-    print("| | title exact | author (same name tokens) | date (same day) | a date where the gold has none "
+    print("| | title exact | title exact, quotes as written | author (same name tokens) | date (same day) | a date where the gold has none "
           "| an author where the gold has none | author found | date found |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for w in who:
         x = results[w]
-        print(f"| {w} | {x['title exact']:.3f} | {x['author']:.3f} | {x['date']:.3f} | {x['date spurious']:.0%} "
+        print(f"| {w} | {x['title exact']:.3f} | {x['title strict']:.3f} | {x['author']:.3f} | {x['date']:.3f} | {x['date spurious']:.0%} "
               f"| {x['author spurious']:.0%} | {x['author found']:.0%} | {x['date found']:.0%} |")
     if args.folds:
         print(f"\nPer fold ({args.folds} folds grouped by domain), ours:\n")
@@ -177,6 +190,22 @@ def main(argv: list[str] | None = None) -> int:
             vals = [x[key] for x in per]
             print(f"{key}: min {min(vals):.3f} max {max(vals):.3f}")
         results["folds"] = per
+    if args.by_source:
+        print("\nOurs by source (share of right values where the gold has one; values given where it has none):\n")
+        print("| field | source | right | wrong | spurious | precision |")
+        print("|---|---|---|---|---|---|")
+        for f, key in (("author", "authors"), ("date", "date_published")):
+            c = Counter()
+            for row in rows:
+                src = row["ours"]["sources"].get(key)
+                g, p = row["gold"][f], row["ours"][f]
+                if not p:
+                    continue
+                ok = name_tokens(g) == name_tokens(p) if f == "author" else g == p
+                c[src, "right" if g and ok else "wrong" if g else "spurious"] += 1
+            for src in sorted({s for s, _ in c}):
+                r, w, sp = c[src, "right"], c[src, "wrong"], c[src, "spurious"]
+                print(f"| {f} | {src} | {r} | {w} | {sp} | {r / max(r + w + sp, 1):.2f} |")
     if args.errors:
         f = args.errors
         for row in rows:
