@@ -220,3 +220,21 @@ def test_each_field_has_a_confidence_from_its_source():
     # the page's own article item is trusted more than a date read next to the headline
     plain = extract_metadata(PLAIN, url="https://ville.example/marche")
     assert m["confidence"]["date_published"] > plain["confidence"]["date_published"]
+
+
+def test_byline_words_in_their_own_elements():
+    # "Written by" and the name in separate elements, a date glued after: the name ends with
+    # its element; a role after a comma is not a second author.
+    page = ('<html><body><div><h1>Gutters in winter</h1><div><span>Written by</span><a href="/team">Ann Lee</a>'
+            "<span>Published March 3</span></div></div><p>Clear them before the frost, and check the "
+            "downpipes.</p></body></html>")
+    m = extract_metadata(page, url="https://roofs.example/gutters", headline="Gutters in winter")
+    assert (m["authors"], m["sources"]["authors"]) == (["Ann Lee"], "byline")
+    page = page.replace("<span>Written by</span><a href=\"/team\">Ann Lee</a>", "<span>By Ann Lee, Roofer</span>")
+    assert extract_metadata(page, url="https://roofs.example/gutters", headline="Gutters in winter")["authors"] == ["Ann Lee"]
+
+
+def test_sort_by_on_a_listing_is_not_a_byline():
+    page = ('<html><body><div><h1>Shoes</h1><div><span>Sort by</span> <select><option>price</option></select>'
+            "</div></div><ul><li>Boot</li><li>Sandal</li></ul></body></html>")
+    assert extract_metadata(page, url="https://shop.example/shoes", headline="Shoes")["authors"] == []

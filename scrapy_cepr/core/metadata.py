@@ -284,7 +284,8 @@ _SECTION_TAGS = {"aside", "nav", "footer", "header", "section", "article", "main
 _BYLINE_TEXTS = 40  # elements read after the headline for a byline
 _MAX_BYLINE = 100  # characters of a byline
 _BYLINE_RE = re.compile(r"^\s*by\b\s*:?\s+(.+)$", re.IGNORECASE)
-_BYLINE_END_RE = re.compile(r"\s+(?:[|•·—–]|-\s)|\s*\d|\s+on\s|\s*\(")
+# "By" as a word, then names; "BySummer Swann" (no space before a capital) as well.
+_BY_RE = re.compile(r"\b[Bb][Yy](?:\s*:\s*|\s+|(?=[A-Z])|$)")
 _NAME_SPLIT_RE = re.compile(r"\s*(?:[,;|/]|\band\b|&)\s*")
 _DATE_TAIL_RE = re.compile(r"\s*(?:[|•·—–-]\s*)?\b\d{1,4}\s*[-/.]\s*\d{1,2}\s*[-/.]\s*\d{1,4}\b.*$|\s+\d{4}$")
 _NULL_NAMES = {"undefined", "null", "none", "nan", "admin"}
@@ -383,8 +384,10 @@ def _after(container, heading) -> Iterator:
 
 def _byline_authors(heading, site: set[str]) -> list[str]:
     """Authors named by the byline after the headline, within its surroundings: a link to
-    an author page (its path has an ``author`` segment) or a short text that starts with
-    "By" (the one byline word read; the structured data comes first)."""
+    an author page (its path has an ``author`` segment) or, in a short text (at most 100
+    characters), the capitalised names after the word "by" ("By Ann Lee", "Written by Ann
+    Lee", "Posted by ann on …" is not read: names start with a capital). "By" is the one
+    byline word read; the structured data comes first."""
     if heading is None:
         return []
     container = _surroundings(heading)[-1]
@@ -396,16 +399,47 @@ def _byline_authors(heading, site: set[str]) -> list[str]:
             name = " ".join(el.text_content().split())
             if 2 <= len(name) <= 80:
                 return _clean_authors([name], site)
-        text = " ".join(el.text_content().split())
-        if len(text) > _MAX_BYLINE:
+        if len(" ".join(el.text_content().split())) > _MAX_BYLINE:
             continue
-        match = _BYLINE_RE.match(text)
-        if match:
-            name = _BYLINE_END_RE.split(match.group(1), maxsplit=1)[0]
-            found = _clean_authors([name], site)
-            if found:
-                return found
+        # Text nodes apart: a name ends where its element does ("Ann Lee" "Published …").
+        pieces = [" ".join(t.split()) for t in el.itertext()]
+        pieces = [t for t in pieces if t]
+        for k, piece in enumerate(pieces):
+            for match in _BY_RE.finditer(piece):
+                rest = piece[match.end():].strip() or (pieces[k + 1] if k + 1 < len(pieces) else "")
+                found = _clean_authors(_capitalised_names(rest), site)
+                if found:
+                    return found
     return []
+
+
+def _capitalised_names(text: str) -> list[str]:
+    """The names at the start of *text*: runs of up to 4 words that begin with a capital
+    letter, joined by ``and`` / ``&``; they end at a comma, a word in lower case, a digit
+    or a separator (``|``, ``•``, ``-`` …).
+
+    >>> _capitalised_names("Ann Lee and Bo Chen | 5 May 2024")
+    ['Ann Lee', 'Bo Chen']
+    >>> _capitalised_names("Summer Swann on Monday")
+    ['Summer Swann']
+    """
+    names: list[str] = []
+    current: list[str] = []
+    for word in text.split():
+        end = word[-1] in ",;"
+        word = word.rstrip(",;")
+        if word in ("and", "&") and current:
+            names.append(" ".join(current))
+            current = []
+            continue
+        if not word or not word[0].isupper() or any(c.isdigit() for c in word) or len(current) >= 4:
+            break
+        current.append(word)
+        if end:  # "Ann Lee, Reporter": what follows a comma is a role as often as a name
+            break
+    if current:
+        names.append(" ".join(current))
+    return names
 
 
 def _find_date_in(html: str, url: str | None = None) -> str | None:
@@ -431,8 +465,25 @@ def _near_date(heading) -> str | None:
             return found
     siblings = _next_siblings(heading)
     if siblings:
-        return _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=False)
-                                                     for el in siblings) + "</body></html>")
+        found = _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=False)
+                                                      for el in siblings) + "</body></html>")
+        if found:
+            return found
+    container = _semantic_container(heading)
+    if container is not None:
+        return _find_date_in("<html><body>" + lxml.html.tostring(container, encoding="unicode", with_tail=False)
+                             + "</body></html>")
+    return None
+
+
+def _semantic_container(heading):
+    """The nearest ``article`` (HTML5: a self-contained composition) around *heading*,
+    else None."""
+    for el in heading.iterancestors():
+        if el.tag == "article":
+            return el
+        if el.tag in ("body", "html"):
+            break
     return None
 
 
