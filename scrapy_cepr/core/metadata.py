@@ -271,8 +271,8 @@ def guess_language(text: str, *, min_hits: int = 3) -> str | None:
 #: WCXB dev (``benchmarks/metadata_wcxb.py --by-source``; docs/formats.rst). Rounded to
 #: 0.05; a source with fewer than 20 values there keeps the default of its kind.
 _SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
-    "authors": {"json-ld": 0.85, "microdata": 0.85, "meta": 0.85, "byline": 0.6},
-    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.85, "page text": 0.65},
+    "authors": {"json-ld": 0.85, "microdata": 0.85, "meta": 0.85, "byline": 0.65},
+    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.85, "page text": 0.6},
 }
 #: Where a field has no measurement: declarations of the page rank above what is read from
 #: its text or guessed.
@@ -344,7 +344,8 @@ def _clean_authors(names: Sequence[str], site: set[str]) -> list[str]:
 
 def _headline_element(tree, headline: str | None):
     """The ``h1``–``h3`` whose text is *headline* (or holds it: the title may have lost a
-    site name), else the page's first ``h1``; None without one."""
+    site name), else the page's first ``h1``, else the first element whose own text is
+    *headline*; None without one."""
     from .title import _key
 
     want = _key(headline or "")
@@ -355,6 +356,13 @@ def _headline_element(tree, headline: str | None):
             first = el
         if want and text and (text == want or (want in text and len(text) <= 2 * len(want))):
             return el
+    if first is None and want:
+        # A headline shown in another element (<div class="headline">, <p><b>…): the first
+        # element of the body whose own text is the headline.
+        body = tree.find("body")
+        for el in body.iter() if body is not None else ():
+            if isinstance(el.tag, str) and el.text and _key(el.text) == want:
+                return el
     return first
 
 
