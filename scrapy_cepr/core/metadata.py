@@ -392,7 +392,7 @@ def _after(container, heading) -> Iterator:
 
 def _byline_authors(heading, site: set[str]) -> list[str]:
     """Authors named by the byline after the headline, within its surroundings: a link to
-    an author page (its path has an ``author`` segment) or, in a short text (at most 100
+    an author page (a segment of its path starts with ``author``) or, in a short text (at most 100
     characters), the capitalised names after the word "by" ("By Ann Lee", "Written by Ann
     Lee", "Posted by ann on …" is not read: names start with a capital). "By" is the one
     byline word read; the structured data comes first."""
@@ -403,7 +403,7 @@ def _byline_authors(heading, site: set[str]) -> list[str]:
     for i, el in enumerate([*_after(container, heading), *following]):
         if i >= _BYLINE_TEXTS:
             break
-        if el.tag == "a" and "author" in urlsplit(el.get("href") or "").path.lower().split("/"):
+        if el.tag == "a" and any(seg.startswith("author") for seg in urlsplit(el.get("href") or "").path.lower().split("/")):
             name = " ".join(el.text_content().split())
             if 2 <= len(name) <= 80:
                 return _clean_authors([name], site)
