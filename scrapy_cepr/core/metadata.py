@@ -159,7 +159,7 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
     byline = _byline_authors(heading, site)
     from .title import is_site_name
 
-    for i, (src, names) in enumerate(candidates["authors"]):
+    for i, (_src, names) in enumerate(candidates["authors"]):
         if names and all(is_site_name(n, site) for n in names) and byline:
             # The site named as the author: a person in the byline is the better answer;
             # without one the site stays (an organisation can be the author).
@@ -173,9 +173,9 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
                 out["sources"][key] = source_name
                 break
     if out["date_published"] is None:
-        out["date_published"], source_name = _evidenced_date(url, heading, unconfirmed_dates)
-        if out["date_published"]:
-            out["sources"]["date_published"] = source_name
+        out["date_published"], date_source = _evidenced_date(url, heading, unconfirmed_dates)
+        if out["date_published"] and date_source:
+            out["sources"]["date_published"] = date_source
     if out["image"] is None and content_html:
         out["image"] = _first_image(content_html)
         if out["image"]:
@@ -503,7 +503,7 @@ def _next_siblings(heading) -> list:
     parent = top.getparent()
     if parent is None or parent.tag not in ("body", "html"):
         return []
-    out = []
+    out: list = []
     for el in top.itersiblings():
         if not isinstance(el.tag, str):
             continue

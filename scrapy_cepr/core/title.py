@@ -107,7 +107,7 @@ def _drop_permalink_mark(text: str) -> str:
 
 
 def _declared_site_names(page: Page) -> list[str]:
-    out = []
+    out: list[str] = []
     root = page.root
     if root is None:
         return out
