@@ -238,3 +238,16 @@ def test_sort_by_on_a_listing_is_not_a_byline():
     page = ('<html><body><div><h1>Shoes</h1><div><span>Sort by</span> <select><option>price</option></select>'
             "</div></div><ul><li>Boot</li><li>Sandal</li></ul></body></html>")
     assert extract_metadata(page, url="https://shop.example/shoes", headline="Shoes")["authors"] == []
+
+
+def test_date_and_byline_between_the_headline_and_the_body():
+    # Deep nesting: the byline is neither in the heading's parent nor its grandparent, but
+    # between the headline and the first paragraph; a later date in the body is not read.
+    page = ("<html><body><div><div><div><div><h1>Harbour wall repaired</h1></div></div></div>"
+            "<div><div><span>Written by</span> <span>Ann Lee</span></div>"
+            '<div><time datetime="2019-03-04">4 March 2019</time></div></div>'
+            "<div><p>" + "The wall was rebuilt over the summer, and the council paid for it. " * 5 + "</p>"
+            '<p>On <time datetime="2020-01-01">1 January 2020</time> it opened.</p></div></div></body></html>')
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2019-03-04", "page text")
+    assert (m["authors"], m["sources"]["authors"]) == (["Ann Lee"], "byline")

@@ -9,7 +9,8 @@ Libraries do the reading (no parser of our own):
   ``article:*``);
 * **htmldate** (fast mode) reads a date from the URL, and from the headline's
   surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent;
-  for a heading right in ``body``, the 3 elements after it)
+  for a heading right in ``body``, the 3 elements after it; the short elements between
+  the headline and the body's first paragraph; the ``<article>`` around the headline)
   when no article item of the structured data declares one. Its search of the whole page
   is not used: it finds a date on pages that have none (a copyright year, a comment);
 * the head's ``<meta name=…>``, ``<link rel="canonical">`` and ``<html lang>`` are read
@@ -279,6 +280,8 @@ _SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
 _DEFAULT_CONFIDENCE = {"json-ld": 0.9, "microdata": 0.85, "opengraph": 0.85, "meta": 0.8, "url": 0.8,
                        "page text": 0.6, "byline": 0.6}
 _NEAR_LEVELS = 2  # the headline's surroundings: the heading, its parent and grandparent
+_ZONE_ELEMENTS = 30
+_ZONE_CHARS = 200
 _NEAR_SIBLINGS = 3  # or, for a heading right in body, the elements after it
 _SECTION_TAGS = {"aside", "nav", "footer", "header", "section", "article", "main", "h1", "h2", "h3", "h4", "h5", "h6"}
 _BYLINE_TEXTS = 40  # elements read after the headline for a byline
@@ -400,8 +403,8 @@ def _byline_authors(heading, site: set[str]) -> list[str]:
         return []
     container = _surroundings(heading)[-1]
     following = [x for sib in _next_siblings(heading) for x in sib.iter() if isinstance(x.tag, str)]
-    for i, el in enumerate([*_after(container, heading), *following]):
-        if i >= _BYLINE_TEXTS:
+    for i, el in enumerate([*_after(container, heading), *following, *_byline_zone(heading)]):
+        if i >= _BYLINE_TEXTS + _ZONE_ELEMENTS:
             break
         if el.tag == "a" and any(seg.startswith("author") for seg in urlsplit(el.get("href") or "").path.lower().split("/")):
             name = " ".join(el.text_content().split())
@@ -462,7 +465,9 @@ def _find_date_in(html: str, url: str | None = None) -> str | None:
 
 def _near_date(heading) -> str | None:
     """htmldate's date (fast mode) in the headline's surroundings: the heading alone, else
-    with its parent, else with its grandparent; None without a heading or a date there."""
+    with its parent, else with its grandparent, else the elements after a heading right in
+    ``body`` (:func:`_next_siblings`), else the byline zone (:func:`_byline_zone`), else the
+    ``<article>`` around it; None without a heading or a date there."""
     import lxml.html
 
     if heading is None:
@@ -477,11 +482,35 @@ def _near_date(heading) -> str | None:
                                                       for el in siblings) + "</body></html>")
         if found:
             return found
+    zone = _byline_zone(heading)
+    if zone:
+        found = _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=False)
+                                                      for el in zone) + "</body></html>")
+        if found:
+            return found
     container = _semantic_container(heading)
     if container is not None:
         return _find_date_in("<html><body>" + lxml.html.tostring(container, encoding="unicode", with_tail=False)
                              + "</body></html>")
     return None
+
+
+def _byline_zone(heading) -> list:
+    """The elements between the headline and the first paragraph of prose, in document
+    order: up to 30 elements whose text is at most 200 characters; it ends at an element
+    whose own text (not its children's) is longer (the body starts) or at a heading or
+    sectioning element."""
+    out: list = []
+    for el in heading.xpath("following::*"):
+        if len(out) >= _ZONE_ELEMENTS or el.tag in _SECTION_TAGS:
+            break
+        own = (el.text or "") + "".join(child.tail or "" for child in el)
+        if len(" ".join(own.split())) > _ZONE_CHARS:
+            break
+        if len(" ".join(el.text_content().split())) > _ZONE_CHARS:
+            continue  # a container of the body: its children come next
+        out.append(el)
+    return out
 
 
 def _semantic_container(heading):
