@@ -62,7 +62,9 @@ def test_without_json_ld_opengraph_and_meta_fill_in():
 
 def test_page_without_structured_data_uses_htmldate_and_the_page_text():
     m = extract_metadata(PLAIN, url="https://ville.example/marche")
-    assert (m["date_published"], m["sources"]["date_published"]) == ("2022-05-14", "htmldate")  # <time datetime>
+    # <time datetime> in the element after the headline (issue 20: htmldate on the headline's
+    # surroundings, no longer on the whole page; the source says so)
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2022-05-14", "page text")
     assert (m["authors"], m["sources"]["authors"]) == (["Claire Martin"], "page text")  # <a rel="author">
     assert (m["language"], m["sources"]["language"]) == ("fr", "page text")  # no lang attribute: stop words
     for key in ("date_modified", "description", "image", "canonical_url", "site_name", "section"):
@@ -79,7 +81,7 @@ def test_lead_image_from_the_content_when_nothing_names_one():
 @pytest.mark.parametrize("source", ["", "   ", b"", "<html></html>"])
 def test_empty_pages_give_every_key_absent(source):
     m = extract_metadata(source, headline=None)
-    assert set(m) == {*METADATA_KEYS, "sources"}
+    assert set(m) == {*METADATA_KEYS, "sources", "confidence"}
     assert m == empty_metadata()
 
 
@@ -93,7 +95,7 @@ def test_hostile_structured_data_is_harmless():
     m = extract_metadata(page, url="https://a.example/")
     assert len(m["authors"]) == 20 and m["authors"][0] == "A0"
     assert m["image"] is None  # javascript: is not a URL we give back
-    assert m["date_published"] is None or m["sources"]["date_published"] == "htmldate"  # "yesterday" is not ISO
+    assert m["date_published"] is None  # "yesterday" is not ISO, and no heading shows a date
 
 
 def test_guess_language():
@@ -131,3 +133,123 @@ def test_setting_and_pipeline_field():
     [item] = Harness(CEPR_METADATA=True).run(({"url": PAGE_URL}, html_response()))
     assert item["metadata"]["headline"] == item["title"] == "Storm hits coast"
     assert item["metadata"]["language"] == "en" and item["metadata"]["sources"]["language"] == "page text"
+
+
+# -- issue 20: metadata that is right or absent ----------------------------------------------
+
+SERVICE = """<html><head><title>Gutter cleaning | Tidy Roofs</title></head><body>
+<header><a href="/">Tidy Roofs</a></header>
+<h1>Gutter cleaning</h1><p>We clear gutters and downpipes across the county, all year round.</p>
+<aside><h3>From our blog</h3><ul>
+<li><a href="/blog/a">Winter roof checks</a> <time datetime="2023-01-09">9 January 2023</time></li>
+<li><a href="/blog/b">Moss and tiles</a> <time datetime="2022-11-21">21 November 2022</time></li>
+</ul></aside>
+<footer><p class="date">Last updated 2024-02-03</p><p>© 2024 Tidy Roofs Ltd</p></footer>
+</body></html>"""
+
+
+def test_no_date_from_a_sidebar_or_the_footer():
+    # htmldate's search of the whole page finds the sidebar's or the footer's date; none of
+    # them belongs to this page, which has no publication date.
+    m = extract_metadata(SERVICE, url="https://tidyroofs.example/gutters", headline="Gutter cleaning")
+    assert m["date_published"] is None and "date_published" not in m["sources"]
+
+
+def _webpage(date_json: str, url: str) -> dict:
+    page = ('<html><head><script type="application/ld+json">{"@type": "WebPage", '
+            f'"datePublished": "{date_json}"}}</script></head><body><h1>Opening hours</h1>'
+            "<p>Open every day from nine to five, except on public holidays.</p></body></html>")
+    return extract_metadata(page, url=url, headline="Opening hours")
+
+
+def test_a_webpage_date_needs_the_url_or_the_headline_to_confirm_it():
+    assert _webpage("2021-06-01", "https://shop.example/hours")["date_published"] is None
+    m = _webpage("2021-06-01", "https://shop.example/2021/06/01/hours")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2021-06-01", "json-ld")
+
+
+def test_date_in_the_url_when_nothing_declares_one():
+    page = "<html><body><h1>Harbour wall repaired</h1><p>The wall was rebuilt over the summer.</p></body></html>"
+    m = extract_metadata(page, url="https://news.example/2020/07/15/harbour-wall", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2020-07-15", "url")
+
+
+def test_date_next_to_the_headline():
+    page = ('<html><body><article><header><h1>Harbour wall repaired</h1>'
+            '<p class="meta">Published <time datetime="2019-03-04">4 March 2019</time></p></header>'
+            "<p>The wall was rebuilt over the summer.</p></article>"
+            '<footer><time datetime="2024-01-01">2024</time></footer></body></html>')
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2019-03-04", "page text")
+
+
+COURIER = """<html><head><meta property="og:site_name" content="The Courier">
+<script type="application/ld+json">{"@type": "NewsArticle", "headline": "Bridge closes",
+ "author": {"@type": "Organization", "name": "The Courier"}, "datePublished": "2024-05-06"}</script>
+</head><body><article><header><h1>Bridge closes</h1>
+<p><span>By Ann Lee</span> <span>6 May 2024</span></p></header>
+<p>The bridge closes for repairs on Monday, the council said.</p></article></body></html>"""
+
+
+def test_byline_names_the_person_when_the_structured_data_names_the_site():
+    m = extract_metadata(COURIER, url="https://courier.example/bridge", headline="Bridge closes")
+    assert (m["authors"], m["sources"]["authors"]) == (["Ann Lee"], "byline")
+
+
+def test_the_site_as_sole_author_is_kept_without_a_byline():
+    page = COURIER.replace("<span>By Ann Lee</span>", "")
+    m = extract_metadata(page, url="https://courier.example/bridge", headline="Bridge closes")
+    assert (m["authors"], m["sources"]["authors"]) == (["The Courier"], "json-ld")
+
+
+@pytest.mark.parametrize(("declared", "expected"), [
+    ("By Ann Lee and Bo Chen, The Courier", ["Ann Lee", "Bo Chen"]),  # "By", several names, the site
+    ("Ann Lee; Bo Chen", ["Ann Lee", "Bo Chen"]),
+    ("Ann Lee | 2024-05-06", ["Ann Lee"]),  # a date is not a name
+    ("Maria &amp; Katerina", ["Maria", "Katerina"]),  # an entity written twice
+    ("undefined", []),  # a template's null
+])
+def test_author_names_are_people(declared, expected):
+    page = (f'<html><head><meta property="og:site_name" content="The Courier">'
+            f'<meta name="author" content="{declared}"></head><body><p>Text.</p></body></html>')
+    assert extract_metadata(page, url="https://courier.example/a")["authors"] == expected
+
+
+def test_each_field_has_a_confidence_from_its_source():
+    m = extract_metadata(COURIER, url="https://courier.example/bridge", headline="Bridge closes")
+    assert set(m["confidence"]) == set(m["sources"])
+    assert all(0.0 <= v <= 1.0 for v in m["confidence"].values())
+    # the page's own article item is trusted more than a date read next to the headline
+    plain = extract_metadata(PLAIN, url="https://ville.example/marche")
+    assert m["confidence"]["date_published"] > plain["confidence"]["date_published"]
+
+
+def test_byline_words_in_their_own_elements():
+    # "Written by" and the name in separate elements, a date glued after: the name ends with
+    # its element; a role after a comma is not a second author.
+    page = ('<html><body><div><h1>Gutters in winter</h1><div><span>Written by</span><a href="/team">Ann Lee</a>'
+            "<span>Published March 3</span></div></div><p>Clear them before the frost, and check the "
+            "downpipes.</p></body></html>")
+    m = extract_metadata(page, url="https://roofs.example/gutters", headline="Gutters in winter")
+    assert (m["authors"], m["sources"]["authors"]) == (["Ann Lee"], "byline")
+    page = page.replace("<span>Written by</span><a href=\"/team\">Ann Lee</a>", "<span>By Ann Lee, Roofer</span>")
+    assert extract_metadata(page, url="https://roofs.example/gutters", headline="Gutters in winter")["authors"] == ["Ann Lee"]
+
+
+def test_sort_by_on_a_listing_is_not_a_byline():
+    page = ('<html><body><div><h1>Shoes</h1><div><span>Sort by</span> <select><option>price</option></select>'
+            "</div></div><ul><li>Boot</li><li>Sandal</li></ul></body></html>")
+    assert extract_metadata(page, url="https://shop.example/shoes", headline="Shoes")["authors"] == []
+
+
+def test_date_and_byline_between_the_headline_and_the_body():
+    # Deep nesting: the byline is neither in the heading's parent nor its grandparent, but
+    # between the headline and the first paragraph; a later date in the body is not read.
+    page = ("<html><body><div><div><div><div><h1>Harbour wall repaired</h1></div></div></div>"
+            "<div><div><span>Written by</span> <span>Ann Lee</span></div>"
+            '<div><time datetime="2019-03-04">4 March 2019</time></div></div>'
+            "<div><p>" + "The wall was rebuilt over the summer, and the council paid for it. " * 5 + "</p>"
+            '<p>On <time datetime="2020-01-01">1 January 2020</time> it opened.</p></div></div></body></html>')
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2019-03-04", "page text")
+    assert (m["authors"], m["sources"]["authors"]) == (["Ann Lee"], "byline")

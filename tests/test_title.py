@@ -42,3 +42,36 @@ def test_heading_with_inline_markup_is_joined():
     result = extract(html)
     assert result.title == "A big day"
     assert result.nodes.title_index == 0
+
+
+# -- issue 20: the site's name is not part of the title ----------------------------------------
+
+def test_site_name_is_dropped_from_the_og_title():
+    html = ('<html><head><meta property="og:title" content="Best free courses | Alison">'
+            '<meta property="og:site_name" content="Alison"></head><body><h2>Sign in</h2>' + BODY + "</body></html>")
+    assert extract(html, url="https://alison.example/courses").title == "Best free courses"
+
+
+def test_site_name_from_the_host_name_in_a_heading():
+    html = ("<html><head><title>Data services</title></head><body>"
+            "<h1>Data services — Acme Cloud</h1>" + BODY + "</body></html>")
+    assert extract(html, url="https://www.acmecloud.example/data").title == "Data services"
+
+
+def test_a_part_that_only_mentions_the_site_is_kept():
+    html = ("<html><head><title>x</title></head><body>"
+            "<h1>Acme Cloud outage: what went wrong at Acme Cloud last week - Acme Cloud</h1>" + BODY + "</body></html>")
+    assert extract(html, url="https://acmecloud.example/x").title == "Acme Cloud outage: what went wrong at Acme Cloud last week"
+
+
+def test_a_title_that_is_the_site_name_stays():
+    html = '<html><head><title>Acme Cloud</title></head><body><h1>Acme Cloud</h1>' + BODY + "</body></html>"
+    assert extract(html, url="https://acmecloud.example/").title == "Acme Cloud"
+
+
+def test_permalink_mark_is_not_part_of_the_title():
+    html = ('<html><head><title>Installation — Widgets 2.0 documentation</title></head><body>'
+            '<h1>Installation<a class="headerlink" href="#installation">¶</a></h1>' + BODY + "</body></html>")
+    assert extract(html).title == "Installation"
+    html = '<html><head><title>Why?</title></head><body><h1>Why ?</h1>' + BODY + "</body></html>"
+    assert extract(html).title == "Why ?"

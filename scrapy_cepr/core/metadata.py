@@ -7,19 +7,29 @@ Libraries do the reading (no parser of our own):
 * **extruct** reads JSON-LD, microdata (both schema.org, walked for the first
   ``*Article`` / ``BlogPosting`` / ``Report`` item) and OpenGraph (``og:*``,
   ``article:*``);
-* **htmldate** finds the publication date when the structured data has none (it looks
-  at the URL, ``<meta>`` and ``<time>`` elements, then the page text; in its fast mode,
-  without the dateparser fallback that can take seconds per page);
+* **htmldate** (fast mode) reads a date from the URL, and from the headline's
+  surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent;
+  for a heading right in ``body``, the 3 elements after it; the short elements between
+  the headline and the body's first paragraph; the ``<article>`` around the headline)
+  when no article item of the structured data declares one. Its search of the whole page
+  is not used: it finds a date on pages that have none (a copyright year, a comment);
 * the head's ``<meta name=…>``, ``<link rel="canonical">`` and ``<html lang>`` are read
   with lxml, as is ``<a rel="author">`` in the page;
 * the language, when the page declares none, is guessed from the stop words of the
   ``stop-words`` package (a base requirement; CJK scripts by their Unicode blocks).
 
 Which source wins, per key (the first that has a value): JSON-LD, then microdata, then
-OpenGraph, then ``<meta>``, then the page text; dates: JSON-LD, microdata, OpenGraph
-``article:published_time`` / ``article:modified_time``, then htmldate. Each value's origin
-is recorded in ``metadata["sources"]`` as ``"json-ld"``, ``"microdata"``,
-``"opengraph"``, ``"meta"``, ``"htmldate"`` or ``"page text"``.
+OpenGraph, then ``<meta>``, then the page text. Authors are cleaned (a leading "By"
+removed, several names split, a trailing date cut; the site's own name dropped when people
+are named beside it) and, when the structured data names only the site, the byline after
+the headline (a link to an author page, or a short text starting with "By") names the
+person. Dates: an article item's ``datePublished`` (JSON-LD, microdata), OpenGraph
+``article:published_time``; a ``WebPage`` item's date only when the URL or the headline's
+surroundings show the same day; then the date in the URL; then the date in the headline's
+surroundings; else none. Each value's origin is recorded in ``metadata["sources"]`` as
+``"json-ld"``, ``"microdata"``, ``"opengraph"``, ``"meta"``, ``"url"``, ``"byline"`` or
+``"page text"``, and ``metadata["confidence"]`` gives per key a float in [0, 1]: the share
+of right values of that key's source measured on WCXB dev (docs/formats.rst).
 """
 
 from __future__ import annotations
@@ -56,6 +66,7 @@ def empty_metadata(headline: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {k: ([] if k in _LIST_KEYS else None) for k in METADATA_KEYS}
     out["headline"] = headline
     out["sources"] = {}
+    out["confidence"] = {}
     return out
 
 
@@ -72,7 +83,8 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
         anyway: its first image is the lead image (source ``"page text"``) when the
         structured data and the head name none.
     :returns: a dict with the keys of :data:`METADATA_KEYS` (None or ``[]`` when
-        absent) and ``sources`` (key -> where its value came from). Dates are ISO 8601:
+        absent), ``sources`` (key -> where its value came from) and ``confidence`` (key ->
+        float in [0, 1], by source, see the module docstring). Dates are ISO 8601:
         ``YYYY-MM-DD`` from htmldate, the full timestamp as written when the structured
         data gives one. An unparseable or empty page gives :func:`empty_metadata`.
 
@@ -101,11 +113,18 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
     def add(key: str, source_name: str, value: Any) -> None:
         candidates[key].append((source_name, value))
 
+    unconfirmed_dates: list[tuple[str, str]] = []
     for name, item in (("json-ld", ld), ("microdata", md)):
         if not item:
             continue
         add("authors", name, _names(item.get("author")) or _names(item.get("creator")))
-        add("date_published", name, _iso(item.get("datePublished") or item.get("dateCreated")))
+        published = _iso(item.get("datePublished") or item.get("dateCreated"))
+        if _is_article(item):
+            add("date_published", name, published)
+        elif published:
+            # A WebPage's date is the page's, not an article's: kept only when the URL or
+            # the headline's surroundings show the same day (below).
+            unconfirmed_dates.append((name, published))
         add("date_modified", name, _iso(item.get("dateModified")))
         add("language", name, _language_tag(_first_text(item.get("inLanguage"))))
         add("description", name, _first_text(item.get("description")))
@@ -135,6 +154,19 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
     # <html lang> and the head are the page's own declaration: prefer them to og:locale.
     candidates["language"].sort(key=lambda c: {"json-ld": 0, "microdata": 1, "meta": 2}.get(c[0], 3))
 
+    site = _site_keys(url, head, og, ld, md)
+    candidates["authors"] = [(src, _clean_authors(v, site)) for src, v in candidates["authors"]]
+    heading = _headline_element(tree, headline)
+    byline = _byline_authors(heading, site)
+    from .title import is_site_name
+
+    for i, (_src, names) in enumerate(candidates["authors"]):
+        if names and all(is_site_name(n, site) for n in names) and byline:
+            # The site named as the author: a person in the byline is the better answer;
+            # without one the site stays (an organisation can be the author).
+            candidates["authors"].insert(i, ("byline", byline))
+            break
+    candidates["authors"].append(("byline", byline))
     for key, options in candidates.items():
         for source_name, value in options:
             if value:
@@ -142,9 +174,9 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
                 out["sources"][key] = source_name
                 break
     if out["date_published"] is None:
-        out["date_published"] = _htmldate(tree, url, original=True)
-        if out["date_published"]:
-            out["sources"]["date_published"] = "htmldate"
+        out["date_published"], date_source = _evidenced_date(url, heading, unconfirmed_dates)
+        if out["date_published"] and date_source:
+            out["sources"]["date_published"] = date_source
     if out["image"] is None and content_html:
         out["image"] = _first_image(content_html)
         if out["image"]:
@@ -154,6 +186,8 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
         out["language"] = guess_language(text)
         if out["language"]:
             out["sources"]["language"] = "page text"
+    out["confidence"] = {key: _SOURCE_CONFIDENCE.get(key, {}).get(src, _DEFAULT_CONFIDENCE.get(src, 0.5))
+                         for key, src in out["sources"].items()}
     return out
 
 
@@ -230,6 +264,302 @@ def guess_language(text: str, *, min_hits: int = 3) -> str | None:
     if best_hits >= min_hits and best_hits >= 0.15 * len(words):
         return best
     return None
+
+
+# -- evidence: the headline's surroundings, bylines, site names ----------------------------
+
+#: Per field and source, the share of right values among those given by that source on
+#: WCXB dev (``benchmarks/metadata_wcxb.py --by-source``; docs/formats.rst). Rounded to
+#: 0.05; a source with fewer than 20 values there keeps the default of its kind.
+_SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
+    "authors": {"json-ld": 0.85, "microdata": 0.85, "meta": 0.85, "byline": 0.65},
+    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.85, "page text": 0.6},
+}
+#: Where a field has no measurement: declarations of the page rank above what is read from
+#: its text or guessed.
+_DEFAULT_CONFIDENCE = {"json-ld": 0.9, "microdata": 0.85, "opengraph": 0.85, "meta": 0.8, "url": 0.8,
+                       "page text": 0.6, "byline": 0.6}
+_NEAR_LEVELS = 2  # the headline's surroundings: the heading, its parent and grandparent
+_ZONE_ELEMENTS = 30
+_ZONE_CHARS = 200
+_NEAR_SIBLINGS = 3  # or, for a heading right in body, the elements after it
+_SECTION_TAGS = {"aside", "nav", "footer", "header", "section", "article", "main", "h1", "h2", "h3", "h4", "h5", "h6"}
+_BYLINE_TEXTS = 40  # elements read after the headline for a byline
+_MAX_BYLINE = 100  # characters of a byline
+_BYLINE_RE = re.compile(r"^\s*by\b\s*:?\s+(.+)$", re.IGNORECASE)
+# "By" as a word, then names; "BySummer Swann" (no space before a capital) as well.
+_BY_RE = re.compile(r"\b[Bb][Yy](?:\s*:\s*|\s+|(?=[A-Z])|$)")
+_NAME_SPLIT_RE = re.compile(r"\s*(?:[,;|/]|\band\b|&)\s*")
+_DATE_TAIL_RE = re.compile(r"\s*(?:[|•·—–-]\s*)?\b\d{1,4}\s*[-/.]\s*\d{1,2}\s*[-/.]\s*\d{1,4}\b.*$|\s+\d{4}$")
+_NULL_NAMES = {"undefined", "null", "none", "nan", "admin"}
+
+
+def _is_article(item: dict) -> bool:
+    return any(_ARTICLE_TYPE_RE.search(t) for t in _types(item))
+
+
+def _site_keys(url: str | None, head: dict[str, str], og: dict[str, list[str]], *items: dict | None) -> set[str]:
+    """The site's names (:func:`~scrapy_cepr.core.title.site_names`): ``og:site_name``,
+    ``application-name``, the publisher of the article item(s) and the host name."""
+    from .title import site_names
+
+    declared = [_one(og, "og:site_name"), head.get("application-name")]
+    for item in items:
+        if item:
+            declared += _names(item.get("publisher"))
+    return site_names(url, *declared)
+
+
+def _clean_authors(names: Sequence[str], site: set[str]) -> list[str]:
+    """Author names as people: HTML entities decoded, a leading "By" removed, several
+    names split (``,`` ``;`` ``|`` ``/`` ``and`` ``&``), a trailing date cut, URLs,
+    bare numbers and null literals dropped, and the names that are the site's own
+    (:func:`~scrapy_cepr.core.title.is_site_name`) dropped when people are named beside
+    them.
+
+    >>> _clean_authors(["By Ann Lee and Bo Chen, The Courier", "12345"], {"thecourier", "courier"})
+    ['Ann Lee', 'Bo Chen']
+    >>> _clean_authors(["The Courier"], {"thecourier", "courier"})
+    ['The Courier']
+    """
+    import html as html_lib
+
+    from .title import is_site_name
+
+    out: list[str] = []
+    for raw in names or ():
+        if not isinstance(raw, str):
+            continue
+        text = " ".join(html_lib.unescape(raw).split())
+        match = _BYLINE_RE.match(text)
+        if match:
+            text = match.group(1)
+        for part in _NAME_SPLIT_RE.split(text):
+            part = _DATE_TAIL_RE.sub("", part).strip(" .:-–—")
+            if (not part or _looks_like_url(part) or not any(c.isalpha() for c in part)
+                    or part.casefold() in _NULL_NAMES or len(part) > 80):
+                continue
+            out.append(part)
+    people = [n for n in out if not is_site_name(n, site)]
+    # The site's name beside people ("Ann Lee, The Courier") is the publisher, not an author.
+    return _dedupe(people or out)
+
+
+def _headline_element(tree, headline: str | None):
+    """The ``h1``–``h3`` whose text is *headline* (or holds it: the title may have lost a
+    site name), else the page's first ``h1``, else the first element whose own text is
+    *headline*; None without one."""
+    from .title import _key
+
+    want = _key(headline or "")
+    first = None
+    for el in tree.iter("h1", "h2", "h3"):
+        text = _key(el.text_content())
+        if first is None and el.tag == "h1":
+            first = el
+        if want and text and (text == want or (want in text and len(text) <= 2 * len(want))):
+            return el
+    if first is None and want:
+        # A headline shown in another element (<div class="headline">, <p><b>…): the first
+        # element of the body whose own text is the headline.
+        body = tree.find("body")
+        for el in body.iter() if body is not None else ():
+            if isinstance(el.tag, str) and el.text and _key(el.text) == want:
+                return el
+    return first
+
+
+def _surroundings(heading) -> list:
+    """The heading, its parent and its grandparent (not ``body``)."""
+    out = [heading]
+    node = heading
+    for _ in range(_NEAR_LEVELS):
+        node = node.getparent()
+        if node is None or node.tag in ("body", "html"):
+            break
+        out.append(node)
+    return out
+
+
+def _after(container, heading) -> Iterator:
+    """Elements of *container* after *heading* in document order (not inside it)."""
+    inside = set(heading.iter())
+    passed = False
+    for el in container.iter():
+        if el is heading:
+            passed = True
+            continue
+        if passed and el not in inside and isinstance(el.tag, str):
+            yield el
+
+
+def _byline_authors(heading, site: set[str]) -> list[str]:
+    """Authors named by the byline after the headline, within its surroundings: a link to
+    an author page (a segment of its path starts with ``author``) or, in a short text (at most 100
+    characters), the capitalised names after the word "by" ("By Ann Lee", "Written by Ann
+    Lee", "Posted by ann on …" is not read: names start with a capital). "By" is the one
+    byline word read; the structured data comes first."""
+    if heading is None:
+        return []
+    container = _surroundings(heading)[-1]
+    following = [x for sib in _next_siblings(heading) for x in sib.iter() if isinstance(x.tag, str)]
+    for i, el in enumerate([*_after(container, heading), *following, *_byline_zone(heading)]):
+        if i >= _BYLINE_TEXTS + _ZONE_ELEMENTS:
+            break
+        if el.tag == "a" and any(seg.startswith("author") for seg in urlsplit(el.get("href") or "").path.lower().split("/")):
+            name = " ".join(el.text_content().split())
+            if 2 <= len(name) <= 80:
+                return _clean_authors([name], site)
+        if len(" ".join(el.text_content().split())) > _MAX_BYLINE:
+            continue
+        # Text nodes apart: a name ends where its element does ("Ann Lee" "Published …").
+        pieces = [" ".join(t.split()) for t in el.itertext()]
+        pieces = [t for t in pieces if t]
+        for k, piece in enumerate(pieces):
+            for match in _BY_RE.finditer(piece):
+                rest = piece[match.end():].strip() or (pieces[k + 1] if k + 1 < len(pieces) else "")
+                found = _clean_authors(_capitalised_names(rest), site)
+                if found:
+                    return found
+    return []
+
+
+def _capitalised_names(text: str) -> list[str]:
+    """The names at the start of *text*: runs of up to 4 words that begin with a capital
+    letter, joined by ``and`` / ``&``; they end at a comma, a word in lower case, a digit
+    or a separator (``|``, ``•``, ``-`` …).
+
+    >>> _capitalised_names("Ann Lee and Bo Chen | 5 May 2024")
+    ['Ann Lee', 'Bo Chen']
+    >>> _capitalised_names("Summer Swann on Monday")
+    ['Summer Swann']
+    """
+    names: list[str] = []
+    current: list[str] = []
+    for word in text.split():
+        end = word[-1] in ",;"
+        word = word.rstrip(",;")
+        if word in ("and", "&") and current:
+            names.append(" ".join(current))
+            current = []
+            continue
+        if not word or not word[0].isupper() or any(c.isdigit() for c in word) or len(current) >= 4:
+            break
+        current.append(word)
+        if end:  # "Ann Lee, Reporter": what follows a comma is a role as often as a name
+            break
+    if current:
+        names.append(" ".join(current))
+    return names
+
+
+def _find_date_in(html: str, url: str | None = None) -> str | None:
+    from htmldate import find_date
+
+    try:
+        return find_date(html, url=url, original_date=True, extensive_search=False)
+    except Exception as exc:  # noqa: BLE001 - a third-party parser on untrusted markup
+        logger.debug("htmldate failed: %s", exc)
+        return None
+
+
+def _near_date(heading) -> str | None:
+    """htmldate's date (fast mode) in the headline's surroundings: the heading alone, else
+    with its parent, else with its grandparent, else the elements after a heading right in
+    ``body`` (:func:`_next_siblings`), else the byline zone (:func:`_byline_zone`), else the
+    ``<article>`` around it; None without a heading or a date there."""
+    import lxml.html
+
+    if heading is None:
+        return None
+    for el in _surroundings(heading):
+        found = _find_date_in("<html><body>" + lxml.html.tostring(el, encoding="unicode") + "</body></html>")
+        if found:
+            return found
+    siblings = _next_siblings(heading)
+    if siblings:
+        found = _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=False)
+                                                      for el in siblings) + "</body></html>")
+        if found:
+            return found
+    zone = _byline_zone(heading)
+    if zone:
+        found = _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=False)
+                                                      for el in zone) + "</body></html>")
+        if found:
+            return found
+    container = _semantic_container(heading)
+    if container is not None:
+        return _find_date_in("<html><body>" + lxml.html.tostring(container, encoding="unicode", with_tail=False)
+                             + "</body></html>")
+    return None
+
+
+def _byline_zone(heading) -> list:
+    """The elements between the headline and the first paragraph of prose, in document
+    order: up to 30 elements whose text is at most 200 characters; it ends at an element
+    whose own text (not its children's) is longer (the body starts) or at a heading or
+    sectioning element."""
+    out: list = []
+    for el in heading.xpath("following::*"):
+        if len(out) >= _ZONE_ELEMENTS or el.tag in _SECTION_TAGS:
+            break
+        own = (el.text or "") + "".join(child.tail or "" for child in el)
+        if len(" ".join(own.split())) > _ZONE_CHARS:
+            break
+        if len(" ".join(el.text_content().split())) > _ZONE_CHARS:
+            continue  # a container of the body: its children come next
+        out.append(el)
+    return out
+
+
+def _semantic_container(heading):
+    """The nearest ``article`` (HTML5: a self-contained composition) around *heading*,
+    else None."""
+    for el in heading.iterancestors():
+        if el.tag == "article":
+            return el
+        if el.tag in ("body", "html"):
+            break
+    return None
+
+
+def _next_siblings(heading) -> list:
+    """Up to 3 elements after the top of the headline's surroundings, when that top is a
+    child of ``body`` (a heading with no container of its own); they end at the next
+    heading or sectioning element (``aside``, ``nav``, ``footer`` …: another part of the page)."""
+    top = _surroundings(heading)[-1]
+    parent = top.getparent()
+    if parent is None or parent.tag not in ("body", "html"):
+        return []
+    out: list = []
+    for el in top.itersiblings():
+        if not isinstance(el.tag, str):
+            continue
+        if el.tag in _SECTION_TAGS or len(out) >= _NEAR_SIBLINGS:
+            break
+        out.append(el)
+    return out
+
+
+def _evidenced_date(url: str | None, heading, unconfirmed: Sequence[tuple[str, str]]) -> tuple[str | None, str | None]:
+    """The publication date when no article item declares one: a ``WebPage`` item's date
+    that the URL or the headline's surroundings confirm (same day), else the date in the
+    URL (source ``"url"``), else the date next to the headline (``"page text"``).
+    htmldate's search of the whole page is not used: on pages without a publication date
+    it finds one anyway (a copyright year, a comment, a listing's items), and where it is
+    right the headline's surroundings mostly show the same date."""
+    url_day = _find_date_in("<html><body></body></html>", url) if url else None
+    near = _near_date(heading)
+    days = {d[:10] for d in (url_day, near) if d}
+    for source_name, value in unconfirmed:
+        if value[:10] in days:
+            return value, source_name
+    if url_day:
+        return url_day, "url"
+    if near:
+        return near, "page text"
+    return None, None
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -375,13 +705,16 @@ def _canonical(tree) -> str | None:
 
 
 def _rel_authors(tree) -> list[str]:
+    """Names of ``<a rel="author">`` links; none when there are more than 3 (a listing of
+    other articles, each with its author)."""
     names = []
     for a in tree.iter("a"):
         if "author" in (a.get("rel") or "").lower().split():
             text = " ".join(a.text_content().split())
             if text and len(text) <= 80:
                 names.append(text)
-    return _dedupe(names)
+    names = _dedupe(names)
+    return names if len(names) <= 3 else []
 
 
 def _first_image(content_html: str) -> str | None:

@@ -13,20 +13,109 @@ How the title is picked (documented in the README too):
    reference is used, with a trailing or leading site name (`` | Site``, `` - Site``)
    removed from ``<title>``.
 5. With neither headings nor reference, the title is None. Never an exception.
+6. Whatever its origin, a leading or trailing part of the title that is the site's own
+   name (``og:site_name``, ``application-name`` or a label of the URL's host name, compared
+   on their letters and digits, see :func:`drop_site_name`) is removed, as is a
+   permalink mark that a heading carries at its end (a last token of one or two symbols
+   or punctuation marks such as ``¶`` or ``#``, other than ``?``, ``!``, ``.``, closing
+   brackets and quotes). The title is never emptied.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from urllib.parse import urlsplit
 
 from rapidfuzz import fuzz
 
 from .page import Page
 
-__all__ = ["pick_title", "strip_site_name"]
+__all__ = ["drop_site_name", "pick_title", "site_names", "strip_site_name"]
 
 _SEPARATORS = re.compile(r"\s+(?:[|\-–—:»·•]|::|//)\s+")
+_SEPARATORS_KEPT = re.compile(r"(\s+(?:[|\-–—:»·•/]|::|//)\s+)")
 _MIN_MATCH = 80.0
+_SENTENCE_END = set("?!.)]}\"'’”»")
+_MIN_KEY = 4  # a site-name key shorter than this only matches a part exactly
+_MAX_EXTRA = 10  # a part may hold its site name plus this many more letters ("Acme Docs")
+
+
+def _key(text: str) -> str:
+    """Letters and digits of *text*, case-folded (NFKC first)."""
+    return "".join(c for c in unicodedata.normalize("NFKC", text).casefold() if c.isalnum())
+
+
+def site_names(url: str | None, *declared: str | None) -> set[str]:
+    """The comparison keys (:func:`_key`) of a site's names: the *declared* names
+    (``og:site_name``, ``application-name``, a publisher) and the labels of *url*'s host
+    name, without ``www`` and the last label (the top-level domain).
+
+    >>> sorted(site_names("https://www.daily-planet.co.uk/news/1", "The Daily Planet"))
+    ['co', 'dailyplanet', 'thedailyplanet']
+    """
+    keys = {_key(d) for d in declared if d}
+    host = (urlsplit(url).hostname or "") if url else ""
+    labels = [x for x in host.split(".") if x and x != "www"][:-1]
+    keys.update(_key(x) for x in labels)
+    return {k for k in keys if k}
+
+
+def is_site_name(text: str, names: set[str]) -> bool:
+    """Whether *text* is one of the site's *names* (:func:`site_names`): the same letters
+    and digits, or, for names of at least 4 of them, a text that holds the name and at most
+    10 more (``"Acme Docs"`` on ``acme.com``) or that the name holds (``"Acme"`` for
+    ``"Acme Corp"``)."""
+    k = _key(text)
+    if not k:
+        return False
+    for name in names:
+        if k == name:
+            return True
+        if len(name) >= _MIN_KEY and len(k) >= _MIN_KEY and (
+                (name in k and len(k) <= len(name) + _MAX_EXTRA) or k in name):
+            return True
+    return False
+
+
+def drop_site_name(title: str, names: set[str]) -> str:
+    """*title* without its leading and trailing parts (split at ``" | "``, ``" - "`` …)
+    that are the site's name (:func:`is_site_name`); never empty.
+
+    >>> drop_site_name("Storm hits the coast | Daily Planet", {"dailyplanet"})
+    'Storm hits the coast'
+    >>> drop_site_name("Planet Earth: a guide - Daily Planet", {"dailyplanet"})
+    'Planet Earth: a guide'
+    >>> drop_site_name("Daily Planet", {"dailyplanet"})
+    'Daily Planet'
+    """
+    parts = _SEPARATORS_KEPT.split(title)  # text, sep, text, sep, text …
+    while len(parts) >= 3 and is_site_name(parts[-1], names):
+        parts = parts[:-2]
+    while len(parts) >= 3 and is_site_name(parts[0], names):
+        parts = parts[2:]
+    return "".join(parts).strip() or title
+
+
+def _drop_permalink_mark(text: str) -> str:
+    """A heading without its trailing permalink mark (``"Install ¶"`` -> ``"Install"``)."""
+    head, _, last = text.rpartition(" ")
+    if head.strip() and 1 <= len(last) <= 2 and not (set(last) & _SENTENCE_END) and all(
+            unicodedata.category(c)[0] in "SP" for c in last):
+        return head.rstrip()
+    return text
+
+
+def _declared_site_names(page: Page) -> list[str]:
+    out: list[str] = []
+    root = page.root
+    if root is None:
+        return out
+    for meta in root.iterfind("head/meta"):
+        name = meta.get("property") or meta.get("name")
+        if name in ("og:site_name", "application-name") and meta.get("content"):
+            out.append(meta.get("content"))
+    return out
 
 
 def strip_site_name(title: str) -> str:
@@ -51,9 +140,18 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
         the ``<head>`` (no displayed heading), and both are None when the page has no
         title at all.
     """
+    title, index = _pick(page)
+    if title:
+        names = site_names(page.url, *_declared_site_names(page))
+        if names:
+            title = drop_site_name(title, names)
+    return title, index
+
+
+def _pick(page: Page) -> tuple[str | None, int | None]:
     candidates = []
     for level, first, end in page.headings:
-        text = " ".join(page.texts[first:end])
+        text = _drop_permalink_mark(" ".join(page.texts[first:end]))
         if 2 <= len(text) <= 300:
             candidates.append((level, first, text))
     reference = page.meta_title or page.html_title
