@@ -52,19 +52,17 @@ from importlib import resources
 import numpy as np
 
 from ..core.article import ArticleParams, record_lists, repeated_lines
-from ..core.article import run as article_run
+from ..core.article import analyse as article_analyse
 from ..core.blocks import (
     FEATURES,
     PAGE_TYPES,
     BlockFeatures,
     ancestor_ranges,
     block_features,
-    block_ranges,
     with_page_type,
 )
 from ..core.page import Page
 from ..core.params import check_real
-from ..core.region import DomTable
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_trees
 
@@ -156,16 +154,22 @@ def analyse(page: Page, article_params: ArticleParams) -> tuple[Extraction, Bloc
     (without the page type) and CEPR-Article's region with its ancestors as block ranges
     (:func:`~scrapy_cepr.core.blocks.ancestor_ranges`); ``(extraction, None, None)`` for a
     page without text."""
-    art = article_run(page, article_params)
+    state = article_analyse(page, article_params)
+    art = state.extraction
     nodes = art.nodes
-    if nodes is None or len(page) == 0:
+    table, starts, ends = state.table, state.starts, state.ends
+    if nodes is None or len(page) == 0 or table is None or starts is None or ends is None:
         return art, None, None
-    starts, ends = block_ranges(page.blocks)
-    rep = np.repeat(repeated_lines(page.texts, page.char_counts, starts, ends), ends - starts)
-    table = DomTable(page)
+    repeated = state.repeated
+    if repeated is None:
+        repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
+    rep = np.repeat(repeated, ends - starts)
     block_of = np.repeat(np.arange(starts.size), ends - starts)
     regions = ancestor_ranges(table, nodes.keep, block_of)
-    records = table.covered(record_lists(table))[table.owner] if len(table) else None
+    records = None
+    if len(table):
+        page_records = state.records if state.records is not None else record_lists(table)
+        records = table.covered(page_records)[table.owner]
     feats = block_features(page, nodes.h, nodes.h_smoothed, art.tau or 0.0, nodes.keep, nodes.title_index, rep,
                            regions, records)
     return art, feats, regions
