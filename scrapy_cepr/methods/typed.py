@@ -117,6 +117,7 @@ class TypedParams:
         art = ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(art, name))
+        object.__setattr__(self, "_article", art)  # validated once, not per page
         for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
         if self.page_type is not None and self.page_type not in PAGE_TYPES:
@@ -124,7 +125,8 @@ class TypedParams:
 
     def article_params(self) -> ArticleParams:
         """CEPR-Article's parameters with this method's SETPR parameters."""
-        return ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
+        art: ArticleParams = self.__dict__["_article"]
+        return art
 
 
 @lru_cache(maxsize=1)
