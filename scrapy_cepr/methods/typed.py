@@ -216,7 +216,8 @@ def run(page: Page, params: TypedParams) -> Extraction:
     used = {f.name: getattr(params, f.name) for f in fields(params)}
     art, feats, regions = analyse(page, params.article_params())
     used["alpha"] = art.params.get("alpha", params.alpha)
-    if feats is None or len(feats) == 0:
+    nodes = art.nodes
+    if feats is None or len(feats) == 0 or nodes is None:
         used["page_type"] = params.page_type
         return Extraction(title=art.title, body="", method="cepr-typed", params=used, url=page.url)
     proba = _page_type_proba(page, params.page_type)
@@ -226,7 +227,6 @@ def run(page: Page, params: TypedParams) -> Extraction:
     assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
     keep_blocks = assemble(p, feats.x, assembly, regions, params)
     keep = np.repeat(keep_blocks, feats.ends - feats.starts)
-    nodes = art.nodes
     return text_node_extraction(
         page, method="cepr-typed", params=used, title=(art.title, nodes.title_index), h=nodes.h,
         h_smoothed=nodes.h_smoothed, keep=keep, tau=art.tau, punc_num=page.punct_counts,
