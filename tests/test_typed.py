@@ -116,3 +116,22 @@ def test_empty_page():
     result = extract("<html><body></body></html>", method="cepr-typed")
     assert result.body == ""
     assert result.method == "cepr-typed"
+
+
+@pytest.mark.parametrize("name", ["article", "forum", "listing", "docs"])
+def test_article_state_reused_equals_fresh(name):
+    """CEPR-Article's ArticleState gives cepr-typed the same element table, records and
+    repeated lines it would compute itself, and ``run`` returns ``analyse``'s extraction."""
+    from scrapy_cepr.core import article
+    from scrapy_cepr.core.blocks import block_ranges
+    from scrapy_cepr.core.region import DomTable
+
+    page = Page.from_html(_html(name))
+    state = article.analyse(page, article.ArticleParams())
+    assert state.extraction.body == article.run(page, article.ArticleParams()).body
+    starts, ends = block_ranges(page.blocks)
+    assert state.starts.tolist() == starts.tolist() and state.ends.tolist() == ends.tolist()
+    table = DomTable(page)
+    assert state.table.owner.tolist() == table.owner.tolist()
+    assert state.records.tolist() == article.record_lists(table).tolist()
+    assert state.repeated.tolist() == article.repeated_lines(page.texts, page.char_counts, starts, ends).tolist()

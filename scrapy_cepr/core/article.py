@@ -123,7 +123,7 @@ from .setpr import PAPER_ALPHA, CEPRParams, histogram
 from .threshold import std_threshold
 from .title import pick_title
 
-__all__ = ["ArticleParams", "NON_ARTICLE_TAGS", "body_evidence", "body_subtree", "run"]
+__all__ = ["ArticleParams", "ArticleState", "NON_ARTICLE_TAGS", "analyse", "body_evidence", "body_subtree", "run"]
 
 logger = logging.getLogger(__name__)
 
@@ -537,15 +537,22 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     only the members of runs long enough, and their children, have their tags read
     (:meth:`DomTable.tag_codes`), about 5 % of the elements of a news page.
     """
+    record, run = _record_runs(table, min_records)
+    return _release_runs(table, record, run, keep_runs) if keep_runs else record
+
+
+def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`record_lists` without *keep_runs*: ``(record, run)``, bool and int64
+    ``(E,)``, the records and the run of sibling records each element belongs to."""
     n = len(table)
     out = np.zeros(n, dtype=bool)
     if n == 0:
-        return out
+        return out, np.zeros(n, dtype=np.int64)
     parent = table.parent
     kids = table.n_children
     candidate = (kids >= 2) & (table.link_chars > 0)
     if np.count_nonzero(candidate) < min_records:
-        return out
+        return out, np.zeros(n, dtype=np.int64)
     # Siblings, grouped by parent in document order.
     order = np.argsort(parent, kind="stable")
     par = parent[order]
@@ -557,7 +564,7 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     link = (~first_of_group[1:]) & candidate[a] & candidate[b] & (kids[a] == kids[b])
     member = candidate & (_run_sizes(order, link, candidate)[0] >= min_records)
     if not member.any():
-        return out
+        return out, np.zeros(n, dtype=np.int64)
     # The sequence of child tags of the members, hashed: Σ (code(tag)+1)·B^rank
     # (mod 2^64) per parent, rank being the child's position among its siblings.
     child = np.flatnonzero(member[np.maximum(parent, 0)] & (parent >= 0))
@@ -574,7 +581,14 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     np.add.at(child_hash, parent[child], weight)
     link &= member[a] & member[b] & (tag_code[a] == tag_code[b]) & (child_hash[a] == child_hash[b])
     size, run = _run_sizes(order, link, candidate)
-    record = candidate & (size >= min_records)
+    return candidate & (size >= min_records), run
+
+
+def _release_runs(table: DomTable, record: np.ndarray, run: np.ndarray, keep_runs: tuple[int, ...]) -> np.ndarray:
+    """*record* without the runs holding the elements *keep_runs* (:func:`record_lists`),
+    a new array."""
+    parent = table.parent
+    record = record.copy()
     for e in keep_runs:
         # A run that holds the start of the body is the body's own layout.
         while e >= 0 and not record[e]:
@@ -726,6 +740,29 @@ def _block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends
 
 
+@dataclass(frozen=True)
+class ArticleState:
+    """What :func:`analyse` computed on the way to CEPR-Article's extraction, for methods
+    that build on it (CEPR-Typed) without computing it again.
+
+    :param extraction: the :class:`Extraction` of :func:`run`.
+    :param table: the page's :class:`DomTable` (None for a page without text nodes).
+    :param starts, ends: int64 ``(B,)``, the text-node ranges of the display blocks.
+    :param records: bool ``(E,)``, :func:`record_lists` of the table without
+        *keep_runs* (the repeated sibling records of the whole page), or None when the
+        comment-record step is off.
+    :param repeated: bool ``(B,)``, :func:`repeated_lines` of the blocks (before one
+        copy of a story is kept), or None when the duplicate step is off.
+    """
+
+    extraction: Extraction
+    table: DomTable | None = None
+    starts: np.ndarray | None = None
+    ends: np.ndarray | None = None
+    records: np.ndarray | None = None
+    repeated: np.ndarray | None = None
+
+
 def run(page: Page, params: ArticleParams) -> Extraction:
     """Extract the title and the article body of *page* (module docstring, steps 1–8).
 
@@ -733,6 +770,11 @@ def run(page: Page, params: ArticleParams) -> Extraction:
         node and the final keep mask; ``tau`` is SETPR's τ. A page without text nodes
         gives an empty body.
     """
+    return analyse(page, params).extraction
+
+
+def analyse(page: Page, params: ArticleParams) -> ArticleState:
+    """:func:`run`, with the intermediate arrays (:class:`ArticleState`)."""
     alpha = PAPER_ALPHA["setpr"] if params.alpha is None else params.alpha
     used = {f.name: getattr(params, f.name) for f in fields(params)}
     used["alpha"] = alpha
@@ -740,7 +782,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     n = len(page)
     headline = title_index if title_index is not None else displayed_headline(page, title)
     if n == 0:
-        return Extraction(title=title, body="", method="cepr-article", params=used, url=page.url)
+        return ArticleState(Extraction(title=title, body="", method="cepr-article", params=used, url=page.url))
     cepr = CEPRParams(alpha=alpha, lambda_=params.lambda_, radius=params.radius, edges=params.edges)
     h, h_smoothed = histogram(page, "setpr", cepr)
     tau = std_threshold(h_smoothed, alpha)
@@ -750,6 +792,7 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     table = DomTable(page)
     in_records = np.zeros(n, dtype=bool)
     records = np.zeros(len(table), dtype=bool)
+    page_records = None
     if params.comments and params.comment_records and len(table):
         starts_of_body = []
         if headline is not None:
@@ -761,7 +804,8 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             first = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
             if first is not None and not any(headline < h < first for _, h, _ in page.headings):
                 starts_of_body.append(int(table.owner[first]))
-        records = record_lists(table, keep_runs=tuple(starts_of_body))
+        page_records, runs = _record_runs(table)
+        records = _release_runs(table, page_records, runs, tuple(starts_of_body)) if starts_of_body else page_records.copy()
         in_records = table.covered(records)[table.owner]
         evidence = evidence & ~in_records
     starts, ends = _block_ranges(page.blocks)
@@ -838,9 +882,11 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             keep[cut:] = False
     if params.orphan_chars:
         keep &= ~orphan_headings(page, region_keep, keep, starts, ends, params.orphan_chars)
+    page_repeated = None
     if params.duplicates:
         # Last, so that NCE's comment phase sees the blocks it compares (step 7).
         repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
+        page_repeated = repeated.copy()
         if repeated.any() and (params.duplicate_story < 1.0 or params.duplicate_path):
             # The story itself appears twice (a print or AMP copy, a hidden duplicate):
             # one copy of its lines, the first kept one, stays when the repeated lines
@@ -857,7 +903,8 @@ def run(page: Page, params: ArticleParams) -> Extraction:
             first_copy = first_copies(page.texts, starts, ends, repeated & (kept_chars > 0))
             repeated &= ~(first_copy & story_copy)
         keep &= ~np.repeat(repeated, ends - starts)
-    return text_node_extraction(
+    extraction = text_node_extraction(
         page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
         keep=keep, tau=tau, punc_num=page.punct_counts,
     )
+    return ArticleState(extraction, table, starts, ends, page_records, page_repeated)

@@ -62,6 +62,10 @@ _CONTEXT = (
     ("in_article", frozenset(["article", "main"])),
     ("in_p", frozenset(["p", "blockquote"])),
 )
+# Tag name -> bit mask of its context flags (bit k: _CONTEXT[k]; the last bit: a link).
+_FLAG_SETS = [tags for _, tags in _CONTEXT] + [frozenset(["a"])]
+_NAME_BITS = {tag: sum(1 << k for k, tags in enumerate(_FLAG_SETS) if tag in tags)
+              for tag in frozenset().union(*_FLAG_SETS)}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _SENTENCE_END = frozenset(".!?…。！？:;")
 _CLOSERS = "\"'”’»)] "
@@ -118,27 +122,25 @@ def block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _path_tables(page: Page) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per tag path: depth, innermost heading level (h1–h6), context flags ``(P, C)`` and
-    the link flag, following ``path_parents`` (a parent precedes its children)."""
+    the link flag, following ``path_parents`` (a parent precedes its children). The flags
+    are one bit each of an int per path, OR-ed down from the parent path."""
     names = page.path_names
     parents = page.path_parents
     n = len(names)
     depth = np.fromiter(map(len, page.path_codes), np.float64, n)
-    heading = np.zeros(n, np.float64)
-    flags = np.zeros((n, len(_CONTEXT) + 1), bool)
-    sets = [tags for _, tags in _CONTEXT] + [frozenset(["a"])]
-    for p in range(n):
-        parent = parents[p]
-        name = names[p]
+    bits_of = _NAME_BITS.get
+    heading_of = _HEADINGS.get
+    bits = [0] * n
+    heading = [0] * n
+    for p, (parent, name) in enumerate(zip(parents, names)):
         if parent >= 0:
-            heading[p] = _HEADINGS.get(name, heading[parent])
-            row = flags[parent].copy()
+            heading[p] = heading_of(name, heading[parent])
+            bits[p] = bits[parent] | bits_of(name, 0)
         else:
-            row = np.zeros(len(sets), bool)
-        for k, tags in enumerate(sets):
-            if name in tags:
-                row[k] = True
-        flags[p] = row
-    return depth, heading, flags[:, :-1], flags[:, -1]
+            bits[p] = bits_of(name, 0)
+    flags = (np.array(bits, dtype=np.int64)[:, None] >> np.arange(len(_CONTEXT) + 1)) & 1
+    flags = flags.astype(bool).reshape(n, len(_CONTEXT) + 1)
+    return depth, np.array(heading, dtype=np.float64), flags[:, :-1], flags[:, -1]
 
 
 def _shift(values: np.ndarray, by: int) -> np.ndarray:

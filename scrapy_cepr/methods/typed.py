@@ -52,19 +52,17 @@ from importlib import resources
 import numpy as np
 
 from ..core.article import ArticleParams, record_lists, repeated_lines
-from ..core.article import run as article_run
+from ..core.article import analyse as article_analyse
 from ..core.blocks import (
     FEATURES,
     PAGE_TYPES,
     BlockFeatures,
     ancestor_ranges,
     block_features,
-    block_ranges,
     with_page_type,
 )
 from ..core.page import Page
 from ..core.params import check_real
-from ..core.region import DomTable
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_trees
 
@@ -119,6 +117,7 @@ class TypedParams:
         art = ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(art, name))
+        object.__setattr__(self, "_article", art)  # validated once, not per page
         for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
         if self.page_type is not None and self.page_type not in PAGE_TYPES:
@@ -126,7 +125,8 @@ class TypedParams:
 
     def article_params(self) -> ArticleParams:
         """CEPR-Article's parameters with this method's SETPR parameters."""
-        return ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
+        art: ArticleParams = self.__dict__["_article"]
+        return art
 
 
 @lru_cache(maxsize=1)
@@ -156,16 +156,22 @@ def analyse(page: Page, article_params: ArticleParams) -> tuple[Extraction, Bloc
     (without the page type) and CEPR-Article's region with its ancestors as block ranges
     (:func:`~scrapy_cepr.core.blocks.ancestor_ranges`); ``(extraction, None, None)`` for a
     page without text."""
-    art = article_run(page, article_params)
+    state = article_analyse(page, article_params)
+    art = state.extraction
     nodes = art.nodes
-    if nodes is None or len(page) == 0:
+    table, starts, ends = state.table, state.starts, state.ends
+    if nodes is None or len(page) == 0 or table is None or starts is None or ends is None:
         return art, None, None
-    starts, ends = block_ranges(page.blocks)
-    rep = np.repeat(repeated_lines(page.texts, page.char_counts, starts, ends), ends - starts)
-    table = DomTable(page)
+    repeated = state.repeated
+    if repeated is None:
+        repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
+    rep = np.repeat(repeated, ends - starts)
     block_of = np.repeat(np.arange(starts.size), ends - starts)
     regions = ancestor_ranges(table, nodes.keep, block_of)
-    records = table.covered(record_lists(table))[table.owner] if len(table) else None
+    records = None
+    if len(table):
+        page_records = state.records if state.records is not None else record_lists(table)
+        records = table.covered(page_records)[table.owner]
     feats = block_features(page, nodes.h, nodes.h_smoothed, art.tau or 0.0, nodes.keep, nodes.title_index, rep,
                            regions, records)
     return art, feats, regions
@@ -210,7 +216,8 @@ def run(page: Page, params: TypedParams) -> Extraction:
     used = {f.name: getattr(params, f.name) for f in fields(params)}
     art, feats, regions = analyse(page, params.article_params())
     used["alpha"] = art.params.get("alpha", params.alpha)
-    if feats is None or len(feats) == 0:
+    nodes = art.nodes
+    if feats is None or len(feats) == 0 or nodes is None:
         used["page_type"] = params.page_type
         return Extraction(title=art.title, body="", method="cepr-typed", params=used, url=page.url)
     proba = _page_type_proba(page, params.page_type)
@@ -220,7 +227,6 @@ def run(page: Page, params: TypedParams) -> Extraction:
     assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
     keep_blocks = assemble(p, feats.x, assembly, regions, params)
     keep = np.repeat(keep_blocks, feats.ends - feats.starts)
-    nodes = art.nodes
     return text_node_extraction(
         page, method="cepr-typed", params=used, title=(art.title, nodes.title_index), h=nodes.h,
         h_smoothed=nodes.h_smoothed, keep=keep, tau=art.tau, punc_num=page.punct_counts,
