@@ -62,8 +62,8 @@ a parameter, see ``benchmarks/ablation.py``):
    and form controls (``button``, ``select``, ``option``, ``label``, ``input``,
    ``textarea``: a comment form's "Name (required)").
 6. **Figures** (``captions=False``): ``figure`` and ``figcaption`` subtrees are dropped.
-   The article-extraction-benchmark's gold bodies leave image captions out (keeping
-   them costs 0.005 F1 there); set ``captions=True`` to keep them.
+   The article-extraction-benchmark's gold bodies leave image captions out; set
+   ``captions=True`` to keep them.
 7. **Repeated blocks** (applied last, after step 8, so that NCE's comment phase still
    sees the blocks it compares): a display block of more than 20 characters whose exact text
    occurs twice or more on the page is a repeated caption, teaser or slide label, not
@@ -390,11 +390,6 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
     return u, evidence, story, start
 
 
-def _step5_tags(params: ArticleParams) -> frozenset[str]:
-    """The tags whose text steps 5 and 6 drop inside the region."""
-    return (NON_ARTICLE_TAGS if params.boilerplate else frozenset()) | (frozenset() if params.captions else FIGURE_TAGS)
-
-
 def _tag_depths(page: Page, tags: frozenset[str]) -> np.ndarray:
     """int64 ``(P,)`` over the page's tag paths: the depth (``html`` = 0) of the deepest
     element with a tag in *tags* on the path, -1 if there is none. A text node lies
@@ -535,7 +530,7 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
 
     Runs are found first on the numbers of children alone (numpy over all elements);
     only the members of runs long enough, and their children, have their tags read
-    (:meth:`DomTable.tag_codes`), about 5 % of the elements of a news page.
+    (:meth:`DomTable.tag_codes`).
     """
     record, run = _record_runs(table, min_records)
     return _release_runs(table, record, run, keep_runs) if keep_runs else record
@@ -764,7 +759,7 @@ class ArticleState:
 
 
 def run(page: Page, params: ArticleParams) -> Extraction:
-    """Extract the title and the article body of *page* (module docstring, steps 1–8).
+    """Extract the title and the article body of *page* (module docstring, steps 1–9).
 
     :returns: an :class:`Extraction` whose ``nodes`` view has SETPR's H and H' per text
         node and the final keep mask; ``tau`` is SETPR's τ. A page without text nodes
@@ -773,8 +768,57 @@ def run(page: Page, params: ArticleParams) -> Extraction:
     return analyse(page, params).extraction
 
 
+@dataclass
+class _Work:
+    """The small mutable state that :func:`analyse`'s steps read and update, one page.
+
+    Arrays over the text nodes are ``(N,)``, over the elements of *table* ``(E,)``, over
+    the display blocks ``(B,)``, over the tag paths ``(P,)``.
+    """
+
+    page: Page
+    params: ArticleParams
+    #: The text node of the displayed headline, or None.
+    headline: int | None
+    #: float64 ``(N,)``, characters per text node.
+    chars: np.ndarray
+    table: DomTable
+    #: int64 ``(B,)``, the text-node ranges ``[starts[b], ends[b])`` of the display blocks.
+    starts: np.ndarray
+    ends: np.ndarray
+    #: bool ``(N,)``, step 1's body evidence, before comment records are taken out.
+    evidence_all: np.ndarray
+    #: bool ``(N,)``, the body evidence steps 2–9 use (step 1 without comment records,
+    #: or step 2's fallback).
+    evidence: np.ndarray
+    #: bool ``(E,)``, step 8's comment records, and their text nodes, bool ``(N,)``.
+    records: np.ndarray
+    in_records: np.ndarray
+    #: bool ``(N,)``, the region's text nodes (step 3), and those kept so far.
+    region_keep: np.ndarray
+    keep: np.ndarray
+    #: bool ``(E,)``, the records of the whole page (:class:`ArticleState`), or None.
+    page_records: np.ndarray | None = None
+    #: bool ``(N,)``, text in link-dense display blocks (step 5), or None when off.
+    dense: np.ndarray | None = None
+    #: int64 ``(P,)``, :func:`_tag_depths` of step 5's and step 6's tags.
+    chrome_depth: np.ndarray | None = None
+    figure_depth: np.ndarray | None = None
+    #: bool ``(N,)``, the text steps 4–6 and 8 drop wherever it lies (step 3c), or None.
+    dropped: np.ndarray | None = None
+    #: The region's element (step 3), the story's paragraph path id (3b), the anchor (2).
+    u: int = 0
+    story: int | None = None
+    start: int | None = None
+    #: bool ``(B,)``, :func:`repeated_lines` of the blocks (:class:`ArticleState`), or None.
+    repeated: np.ndarray | None = None
+
+
 def analyse(page: Page, params: ArticleParams) -> ArticleState:
-    """:func:`run`, with the intermediate arrays (:class:`ArticleState`)."""
+    """:func:`run`, with the intermediate arrays (:class:`ArticleState`).
+
+    The steps of the module docstring, one function each, over one :class:`_Work`.
+    """
     alpha = PAPER_ALPHA["setpr"] if params.alpha is None else params.alpha
     used = {f.name: getattr(params, f.name) for f in fields(params)}
     used["alpha"] = alpha
@@ -786,125 +830,224 @@ def analyse(page: Page, params: ArticleParams) -> ArticleState:
     cepr = CEPRParams(alpha=alpha, lambda_=params.lambda_, radius=params.radius, edges=params.edges)
     h, h_smoothed = histogram(page, "setpr", cepr)
     tau = std_threshold(h_smoothed, alpha)
-    chars = page.char_counts.astype(np.float64)
-    evidence = body_evidence(h_smoothed, tau, page.in_link, params.content_level)
-    evidence_all = evidence
+    evidence = _step_evidence(page, params, h_smoothed, tau)
     table = DomTable(page)
-    in_records = np.zeros(n, dtype=bool)
-    records = np.zeros(len(table), dtype=bool)
-    page_records = None
-    if params.comments and params.comment_records and len(table):
-        starts_of_body = []
-        if headline is not None:
-            # The first sentence-sized text below the headline starts the body, and so
-            # does its first evidence unless a heading (a comment section's) comes first.
-            first = _anchor_node(~page.in_link, page.char_counts, headline, params.anchor_min_chars)
-            if first is not None:
-                starts_of_body.append(int(table.owner[first]))
-            first = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
-            if first is not None and not any(headline < h < first for _, h, _ in page.headings):
-                starts_of_body.append(int(table.owner[first]))
-        page_records, runs = _record_runs(table)
-        records = _release_runs(table, page_records, runs, tuple(starts_of_body)) if starts_of_body else page_records.copy()
-        in_records = table.covered(records)[table.owner]
-        evidence = evidence & ~in_records
     starts, ends = _block_ranges(page.blocks)
-    dense = None
+    w = _Work(
+        page=page, params=params, headline=headline, chars=page.char_counts.astype(np.float64), table=table,
+        starts=starts, ends=ends, evidence_all=evidence, evidence=evidence,
+        records=np.zeros(len(table), dtype=bool), in_records=np.zeros(n, dtype=bool),
+        region_keep=np.ones(n, dtype=bool), keep=np.ones(n, dtype=bool),
+    )
+    # Step 8's comment records are found first: they are no body evidence for steps 2–3.
+    _step_comment_records(w)
+    # What steps 4–6 and 8 will drop, which step 3c's growth does not pay for.
+    _step_chrome(w)
+    _step_region(w)  # steps 2–3c
+    # Step 8 again: record runs on the story's paragraph path are released, then
+    # steps 2–3c run again from the same anchor.
+    _step_release_records(w)
+    _step_pre_title(w)  # step 4
+    _step_boilerplate(w)  # step 5
+    _step_figures(w)  # step 6
+    # Out of the numbering: step 8, then 9, then 7 last, so that NCE's comment phase
+    # (step 8) still sees the repeated blocks it compares.
+    _step_comments(w)  # step 8
+    _step_orphans(w)  # step 9
+    _step_duplicates(w)  # step 7
+    extraction = text_node_extraction(
+        page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
+        keep=w.keep, tau=tau, punc_num=page.punct_counts,
+    )
+    return ArticleState(extraction, table, starts, ends, w.page_records, w.repeated)
+
+
+def _step_evidence(page: Page, params: ArticleParams, h_smoothed: np.ndarray, tau: float) -> np.ndarray:
+    """Step 1: :func:`body_evidence` of the page, bool ``(N,)``."""
+    return body_evidence(h_smoothed, tau, page.in_link, params.content_level)
+
+
+def _step_comment_records(w: _Work) -> None:
+    """Step 8, first part: the comment records (:func:`record_lists`), except the run
+    that holds the body's first sentence below the headline; their text is taken out of
+    the body evidence. Sets *records*, *in_records*, *page_records* and *evidence*."""
+    page, params, table, headline = w.page, w.params, w.table, w.headline
+    if not (params.comments and params.comment_records and len(table)):
+        return
+    starts_of_body = []
+    if headline is not None:
+        # The first sentence-sized text below the headline starts the body, and so
+        # does its first evidence unless a heading (a comment section's) comes first.
+        first = _anchor_node(~page.in_link, page.char_counts, headline, params.anchor_min_chars)
+        if first is not None:
+            starts_of_body.append(int(table.owner[first]))
+        first = _anchor_node(w.evidence, page.char_counts, headline, params.anchor_min_chars)
+        if first is not None and not any(headline < h < first for _, h, _ in page.headings):
+            starts_of_body.append(int(table.owner[first]))
+    page_records, runs = _record_runs(table)
+    w.page_records = page_records
+    w.records = _release_runs(table, page_records, runs, tuple(starts_of_body)) if starts_of_body else page_records.copy()
+    w.in_records = table.covered(w.records)[table.owner]
+    w.evidence = w.evidence & ~w.in_records
+
+
+def _step_chrome(w: _Work) -> None:
+    """The masks of steps 5 and 6 (link-dense lines, :func:`_tag_depths` of their tags)
+    and, for step 3c, the text that steps 4–6 and 8 drop wherever it lies."""
+    page, params = w.page, w.params
+    starts, ends, chars = w.starts, w.ends, w.chars
     if params.boilerplate and params.link_density < 1.0:
         link_chars = np.add.reduceat(chars * page.in_link, starts)
         all_chars = np.add.reduceat(chars, starts)
-        dense = np.repeat(link_chars > params.link_density * np.maximum(all_chars, 1.0), ends - starts)
-    tag_depth = _tag_depths(page, _step5_tags(params))
-    dropped = None
-    if params.grow and len(table):
+        w.dense = np.repeat(link_chars > params.link_density * np.maximum(all_chars, 1.0), ends - starts)
+    w.chrome_depth = _tag_depths(page, NON_ARTICLE_TAGS if params.boilerplate else frozenset())
+    w.figure_depth = _tag_depths(page, frozenset() if params.captions else FIGURE_TAGS)
+    if params.grow and len(w.table):
         # Text that steps 4–6 and 8 drop wherever it lies costs the region nothing.
-        dropped = in_records.copy()
-        if dense is not None:
-            dropped |= dense
-        dropped |= tag_depth[page.path_ids] >= 0
-        if params.pre_title and headline is not None:
-            dropped[: headline + 1] = True
-    u, evidence, story, start = _region(page, table, params, headline, evidence, in_records, chars, dropped)
-    if story is not None and params.comment_evidence and in_records.any():
-        # Step 8's records that carry the story's paragraph path are sections of the
-        # story, not a comment thread: released, and the region is chosen again.
-        released = _story_records(table, records, page.path_ids == story, evidence_all & ~page.in_link, chars,
-                                  params.comment_evidence_share, params.comment_after_share,
-                                  -1 if headline is None else headline, params.comment_headed)
-        if released.any():
-            in_records_before = in_records
-            records &= ~released
-            in_records = table.covered(records)[table.owner]
-            evidence = evidence_all & ~in_records | (evidence & ~evidence_all)
-            if dropped is not None:
-                dropped &= ~(in_records_before & ~in_records)
-            # The story still starts at its anchor; the released runs only add to it.
-            u, evidence, story, start = _region(page, table, params, headline, evidence, in_records, chars, dropped, start)
-    keep = np.ones(n, dtype=bool)
-    if params.region and len(table):
+        dropped = w.in_records.copy()
+        if w.dense is not None:
+            dropped |= w.dense
+        dropped |= (w.chrome_depth[page.path_ids] >= 0) | (w.figure_depth[page.path_ids] >= 0)
+        if params.pre_title and w.headline is not None:
+            dropped[: w.headline + 1] = True
+        w.dropped = dropped
+
+
+def _step_region(w: _Work, anchor: int | None = None) -> None:
+    """Steps 2–3c (:func:`_region`): sets *u*, *evidence*, *story*, *start*, and the
+    region's text nodes *region_keep* and *keep* (every node when step 3 is off)."""
+    w.u, w.evidence, w.story, w.start = _region(
+        w.page, w.table, w.params, w.headline, w.evidence, w.in_records, w.chars, w.dropped, anchor
+    )
+    keep = np.ones(len(w.page), dtype=bool)
+    if w.params.region and len(w.table):
         keep[:] = False
-        first, last = table.text_range(u)
+        first, last = w.table.text_range(w.u)
         if first <= last:
             keep[first : last + 1] = True
         if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("article region: <%s> with %d text nodes", table.elements[u].tag, int(keep.sum()))
-    region_keep = keep.copy()
-    if params.pre_title and headline is not None:
-        end = headline + 1
-        for _, first, stop in page.headings:
-            if first == headline:
-                end = stop
-        # A "headline" with more body evidence above it than below it, inside the
-        # region, is a heading of the story (a recipe card, a box), not the headline.
-        above = float(chars[:end][keep[:end] & evidence[:end]].sum())
-        below = float(chars[end:][keep[end:] & evidence[end:]].sum())
-        if above <= below:
-            keep[:end] = False
-    if len(table) and tag_depth.size:
-        # Steps 5-6: the text inside such elements strictly below the region's root.
-        depth, e = -1, u
-        while e >= 0:
-            depth += 1
-            e = int(table.parent[e])
-        keep &= tag_depth[page.path_ids] <= depth
-    if dense is not None:
-        keep &= ~dense
-    if params.comments:
-        keep &= ~in_records
-        cut = comment_start(page, keep, _NCE_PARAMS) if params.comment_cut else None
-        if cut is not None and params.cut_min_before > 0:
-            # A comment thread follows the story: a cut with (almost) none of the kept
-            # text before it would take the story itself (a schedule, a table, a list).
-            kept = chars * keep
-            if float(kept[:cut].sum()) < params.cut_min_before * float(kept.sum()):
-                cut = None
-        if cut is not None and not _story_continues(page, keep & evidence, cut, params.story_continues):
-            keep[cut:] = False
-    if params.orphan_chars:
-        keep &= ~orphan_headings(page, region_keep, keep, starts, ends, params.orphan_chars)
-    page_repeated = None
-    if params.duplicates:
-        # Last, so that NCE's comment phase sees the blocks it compares (step 7).
-        repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
-        page_repeated = repeated.copy()
-        if repeated.any() and (params.duplicate_story < 1.0 or params.duplicate_path):
-            # The story itself appears twice (a print or AMP copy, a hidden duplicate):
-            # one copy of its lines, the first kept one, stays when the repeated lines
-            # hold most of the kept text, or, line by line, when the copy is body
-            # evidence on the story's paragraph path.
-            kept_chars = np.add.reduceat(chars * keep, starts)
-            total = float(kept_chars.sum())
-            story_copy = np.zeros(starts.size, dtype=bool)
-            if params.duplicate_story < 1.0 and total > 0:
-                if float(kept_chars[repeated].sum()) >= params.duplicate_story * total:
-                    story_copy[:] = True
-            if params.duplicate_path and story is not None:
-                story_copy |= np.add.reduceat(chars * (keep & evidence & (page.path_ids == story)), starts) > 0
-            first_copy = first_copies(page.texts, starts, ends, repeated & (kept_chars > 0))
-            repeated &= ~(first_copy & story_copy)
-        keep &= ~np.repeat(repeated, ends - starts)
-    extraction = text_node_extraction(
-        page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
-        keep=keep, tau=tau, punc_num=page.punct_counts,
-    )
-    return ArticleState(extraction, table, starts, ends, page_records, page_repeated)
+            logger.debug("article region: <%s> with %d text nodes", w.table.elements[w.u].tag, int(keep.sum()))
+    w.region_keep = keep.copy()
+    w.keep = keep
+
+
+def _step_release_records(w: _Work) -> None:
+    """Step 8: the runs of comment records that carry the story's paragraph path are
+    sections of the story, not a comment thread (:func:`_story_records`): released,
+    and the region is chosen again from the same anchor."""
+    params, table, page = w.params, w.table, w.page
+    if w.story is None or not params.comment_evidence or not w.in_records.any():
+        return
+    released = _story_records(table, w.records, page.path_ids == w.story, w.evidence_all & ~page.in_link, w.chars,
+                              params.comment_evidence_share, params.comment_after_share,
+                              -1 if w.headline is None else w.headline, params.comment_headed)
+    if not released.any():
+        return
+    in_records_before = w.in_records
+    w.records &= ~released
+    w.in_records = table.covered(w.records)[table.owner]
+    w.evidence = w.evidence_all & ~w.in_records | (w.evidence & ~w.evidence_all)
+    if w.dropped is not None:
+        w.dropped &= ~(in_records_before & ~w.in_records)
+    # The story still starts at its anchor; the released runs only add to it.
+    _step_region(w, w.start)
+
+
+def _step_pre_title(w: _Work) -> None:
+    """Step 4: the region's text nodes up to the end of the headline are dropped, unless
+    the region holds more body evidence above the headline than below it."""
+    keep, headline = w.keep, w.headline
+    if not (w.params.pre_title and headline is not None):
+        return
+    end = headline + 1
+    for _, first, stop in w.page.headings:
+        if first == headline:
+            end = stop
+    # A "headline" with more body evidence above it than below it, inside the
+    # region, is a heading of the story (a recipe card, a box), not the headline.
+    chars, evidence = w.chars, w.evidence
+    above = float(chars[:end][keep[:end] & evidence[:end]].sum())
+    below = float(chars[end:][keep[end:] & evidence[end:]].sum())
+    if above <= below:
+        keep[:end] = False
+
+
+def _region_depth(w: _Work) -> int:
+    """The depth of the region's element (``html`` = 0)."""
+    depth, e = -1, w.u
+    while e >= 0:
+        depth += 1
+        e = int(w.table.parent[e])
+    return depth
+
+
+def _drop_tagged(w: _Work, tag_depth: np.ndarray | None) -> None:
+    """Drop the text inside elements of *tag_depth* (:func:`_tag_depths`) strictly below
+    the region's element."""
+    if len(w.table) and tag_depth is not None and tag_depth.size:
+        w.keep &= tag_depth[w.page.path_ids] <= _region_depth(w)
+
+
+def _step_boilerplate(w: _Work) -> None:
+    """Step 5: ``NON_ARTICLE_TAGS`` inside the region and link-dense display blocks."""
+    if w.params.boilerplate:
+        _drop_tagged(w, w.chrome_depth)
+    if w.dense is not None:
+        w.keep &= ~w.dense
+
+
+def _step_figures(w: _Work) -> None:
+    """Step 6: ``figure``/``figcaption`` inside the region, unless ``captions``."""
+    if not w.params.captions:
+        _drop_tagged(w, w.figure_depth)
+
+
+def _step_comments(w: _Work) -> None:
+    """Step 8: the comment records' text, and NCE's comment thread (:func:`comment_start`)
+    with everything after it, unless the cut is refused (``cut_min_before``,
+    :func:`_story_continues`)."""
+    params, keep, page, chars = w.params, w.keep, w.page, w.chars
+    if not params.comments:
+        return
+    keep &= ~w.in_records
+    cut = comment_start(page, keep, _NCE_PARAMS) if params.comment_cut else None
+    if cut is not None and params.cut_min_before > 0:
+        # A comment thread follows the story: a cut with (almost) none of the kept
+        # text before it would take the story itself (a schedule, a table, a list).
+        kept = chars * keep
+        if float(kept[:cut].sum()) < params.cut_min_before * float(kept.sum()):
+            cut = None
+    if cut is not None and not _story_continues(page, keep & w.evidence, cut, params.story_continues):
+        keep[cut:] = False
+
+
+def _step_orphans(w: _Work) -> None:
+    """Step 9: :func:`orphan_headings` of the region, dropped."""
+    if w.params.orphan_chars:
+        w.keep &= ~orphan_headings(w.page, w.region_keep, w.keep, w.starts, w.ends, w.params.orphan_chars)
+
+
+def _step_duplicates(w: _Work) -> None:
+    """Step 7: repeated display blocks (:func:`repeated_lines`) are dropped, except one
+    copy, the first kept one, of a story printed twice. Sets *repeated*."""
+    params, keep, page, chars, starts, ends = w.params, w.keep, w.page, w.chars, w.starts, w.ends
+    if not params.duplicates:
+        return
+    repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
+    w.repeated = repeated.copy()
+    if repeated.any() and (params.duplicate_story < 1.0 or params.duplicate_path):
+        # The story itself appears twice (a print or AMP copy, a hidden duplicate):
+        # one copy of its lines, the first kept one, stays when the repeated lines
+        # hold most of the kept text, or, line by line, when the copy is body
+        # evidence on the story's paragraph path.
+        kept_chars = np.add.reduceat(chars * keep, starts)
+        total = float(kept_chars.sum())
+        story_copy = np.zeros(starts.size, dtype=bool)
+        if params.duplicate_story < 1.0 and total > 0:
+            if float(kept_chars[repeated].sum()) >= params.duplicate_story * total:
+                story_copy[:] = True
+        if params.duplicate_path and w.story is not None:
+            story_copy |= np.add.reduceat(chars * (keep & w.evidence & (page.path_ids == w.story)), starts) > 0
+        first_copy = first_copies(page.texts, starts, ends, repeated & (kept_chars > 0))
+        repeated &= ~(first_copy & story_copy)
+    keep &= ~np.repeat(repeated, ends - starts)
