@@ -306,17 +306,18 @@ def test_a_value_opened_in_text_before_a_bomb_keeps_it_counted():
 def test_the_cheap_bounds_stay_linear_on_one_long_run(piece, best_seconds):
     # 5 MB in which no '>' ends a tag: one run with many possible start tags, each read
     # up to the limit only (reading each to the end took 12.7 s and 6.6 s: quadratic).
-    # Linear: four times the bytes take about four times as long (a scaling ratio).
+    # Linear: four times the bytes take about four times as long (a scaling ratio; quadratic
+    # would be 16, and a loaded machine has shown up to 8 for this linear code).
     from scrapy_cepr.core.parse import markup_bounds
 
     def page(size: int) -> bytes:
         return b"<html><body>" + piece.encode() * (size // len(piece))
 
-    small, large = page(1_250_000), page(5_000_000)
+    small, large = page(2_500_000), page(10_000_000)
     assert markup_bounds(large, 0, 0, 1_000)[2] > 1_000
-    ratio = best_seconds(lambda: markup_bounds(large, 0, 0, 1_000)) / best_seconds(
-        lambda: markup_bounds(small, 0, 0, 1_000))
-    assert ratio < 8, ratio
+    ratio = best_seconds(lambda: markup_bounds(large, 0, 0, 1_000), 5) / best_seconds(
+        lambda: markup_bounds(small, 0, 0, 1_000), 5)
+    assert ratio < 12, ratio
 
 
 def test_ordinary_pages_skip_the_tokenizer_pass(monkeypatch):
