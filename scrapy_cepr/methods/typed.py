@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from importlib import resources
 
@@ -210,8 +210,9 @@ def run(page: Page, params: TypedParams) -> Extraction:
 
     :returns: an :class:`Extraction` whose ``nodes`` view has SETPR's H and H' per text
         node and the final keep mask; ``tau`` is SETPR's τ; ``params`` holds the
-        parameters used and the page type the assembly used (``page_type``). A page
-        without text nodes gives an empty body.
+        parameters used and the page type the assembly used (``page_type``);
+        ``page_types`` the page-type probabilities it used. A page without text nodes gives
+        an empty body.
     """
     used = {f.name: getattr(params, f.name) for f in fields(params)}
     art, feats, regions = analyse(page, params.article_params())
@@ -227,7 +228,10 @@ def run(page: Page, params: TypedParams) -> Extraction:
     assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
     keep_blocks = assemble(p, feats.x, assembly, regions, params)
     keep = np.repeat(keep_blocks, feats.ends - feats.starts)
-    return text_node_extraction(
+    result = text_node_extraction(
         page, method="cepr-typed", params=used, title=(art.title, nodes.title_index), h=nodes.h,
         h_smoothed=nodes.h_smoothed, keep=keep, tau=art.tau, punc_num=page.punct_counts,
     )
+    # The probabilities the assembly used, so that Extraction.page_type (and the crawl's
+    # worker) read them instead of classifying the page again.
+    return replace(result, page_types={t: float(v) for t, v in zip(PAGE_TYPES, proba)})
