@@ -468,31 +468,29 @@ def _near_date(heading) -> str | None:
     with its parent, else with its grandparent, else the elements after a heading right in
     ``body`` (:func:`_next_siblings`), else the byline zone (:func:`_byline_zone`), else the
     ``<article>`` around it; None without a heading or a date there."""
-    import lxml.html
-
     if heading is None:
         return None
     for el in _surroundings(heading):
-        found = _find_date_in("<html><body>" + lxml.html.tostring(el, encoding="unicode") + "</body></html>")
+        found = _date_in([el], with_tail=True)
         if found:
             return found
-    siblings = _next_siblings(heading)
-    if siblings:
-        found = _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=False)
-                                                      for el in siblings) + "</body></html>")
-        if found:
-            return found
-    zone = _byline_zone(heading)
-    if zone:
-        found = _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=False)
-                                                      for el in zone) + "</body></html>")
-        if found:
-            return found
+    for elements in (_next_siblings(heading), _byline_zone(heading)):
+        if elements:
+            found = _date_in(elements)
+            if found:
+                return found
     container = _semantic_container(heading)
     if container is not None:
-        return _find_date_in("<html><body>" + lxml.html.tostring(container, encoding="unicode", with_tail=False)
-                             + "</body></html>")
+        return _date_in([container])
     return None
+
+
+def _date_in(elements, *, with_tail: bool = False) -> str | None:
+    """htmldate's date (fast mode) in *elements*, serialised into one small page."""
+    import lxml.html
+
+    return _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=with_tail)
+                                                  for el in elements) + "</body></html>")
 
 
 def _byline_zone(heading) -> list:
