@@ -254,6 +254,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CEPR_WARN_LIMIT", "int", 5,
             "Per-page warnings logged per kind (failed, timeout, empty …) before the rest are only counted (the closing summary gives the totals); 0 = no limit.",
             low=0),
+    Setting("CEPR_STATE_DIR", "str", None,
+            "Directory of the state kept between runs of a crawl (the URLs already exported, the near-duplicate index); None keeps no state. In the distributed mode the state lives in Redis instead."),
     Setting("CEPR_POOL_AFTER_SECONDS", "float", 1.0,
             "thread/process executor: pages are cleaned inline until they have taken this many seconds in total; then the pool starts in the background and takes over when ready (small crawls never start it); 0 = start it when the spider opens.",
             low=0),
@@ -315,6 +317,7 @@ class CEPRConfig:
     page_type_field: str = DEFAULTS["CEPR_PAGE_TYPE_FIELD"]
     opt_in: bool = DEFAULTS["CEPR_OPT_IN"]
     warn_limit: int = DEFAULTS["CEPR_WARN_LIMIT"]
+    state_dir: str | None = DEFAULTS["CEPR_STATE_DIR"]
     pool_after_seconds: float = DEFAULTS["CEPR_POOL_AFTER_SECONDS"]
     #: Parameter settings of other methods, ignored for this one (logged at INFO).
     ignored: tuple[str, ...] = ()
