@@ -8,18 +8,19 @@ from typing import Any
 
 from .core.page import Page
 from .core.result import Extraction
-from .methods import get_method
+from .methods import DEFAULT_METHOD, get_method
 
 __all__ = ["extract", "extract_with_page"]
 
 
-def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-article", encoding: str | None = None, **params: Any) -> Extraction:
+def extract(html: str | bytes, *, url: str | None = None, method: str = DEFAULT_METHOD, encoding: str | None = None, **params: Any) -> Extraction:
     """Extract the title and the main content (body) of a news page.
 
     :param html: the page as ``str`` or ``bytes`` (bytes are decoded with w3lib: BOM,
         *encoding*, ``<meta charset>``, then UTF-8 with replacement characters).
     :param url: the page's URL, copied into the result.
-    :param method: one of :data:`scrapy_cepr.METHOD_NAMES`; default ``"cepr-article"``
+    :param method: one of :data:`scrapy_cepr.METHOD_NAMES`; default
+        :data:`scrapy_cepr.methods.DEFAULT_METHOD`, ``"cepr-article"``
         (SETPR's H' in the headline-anchored body subtree,
         :mod:`scrapy_cepr.methods.article`); ``"setpr"`` is CEPR-SETPR as published.
     :param encoding: charset from the transport (the HTTP header), tried before
@@ -70,7 +71,7 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = "cepr-ar
     return extract_with_page(html, url=url, method=method, encoding=encoding, **params)[1]
 
 
-def extract_with_page(html: str | bytes, *, url: str | None = None, method: str = "cepr-article",
+def extract_with_page(html: str | bytes, *, url: str | None = None, method: str = DEFAULT_METHOD,
                       encoding: str | None = None, **params: Any) -> tuple[Page, Extraction]:
     """:func:`extract`, also returning the parsed :class:`Page` the method ran on, for
     callers that read more from the same parse (the crawl's worker: page type, body

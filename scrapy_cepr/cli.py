@@ -51,7 +51,7 @@ from .evaluation import (
     page_loss,
 )
 from .exceptions import InputError, UsageError
-from .methods import METHOD_NAMES, get_method
+from .methods import DEFAULT_METHOD, METHOD_NAMES, get_method
 
 __all__ = [
     "DEFAULT_EVAL_METHODS",
@@ -614,7 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write one file per input to DIR (name of the input, extension of the format) "
                         "instead of printing")
     p.add_argument(
-        "--method", default="cepr-article", choices=METHOD_NAMES, help="extraction method (default: cepr-article)"
+        "--method", default=DEFAULT_METHOD, choices=METHOD_NAMES, help=f"extraction method (default: {DEFAULT_METHOD})"
     )
     p.add_argument("--encoding", help="charset to try first when decoding the bytes")
     p.add_argument("--output-format", choices=tuple(OUTPUT_FORMATS), default="txt",

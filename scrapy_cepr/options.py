@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.formats import BODY_FORMATS
-from .methods import get_method
+from .methods import DEFAULT_METHOD, get_method
 
 __all__ = ["BYLINE", "ExtractOptions", "PageResult"]
 
@@ -46,7 +46,7 @@ class ExtractOptions:
     'nce'
     """
 
-    method: str = "cepr-article"
+    method: str = DEFAULT_METHOD
     params: tuple[tuple[str, Any], ...] = ()
     formats: tuple[str, ...] = ()
     metadata: bool = False

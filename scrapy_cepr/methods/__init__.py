@@ -15,7 +15,7 @@ from typing import Any
 from ..core.page import Page
 from ..core.result import Extraction
 
-__all__ = ["METHOD_NAMES", "Method", "get_method"]
+__all__ = ["DEFAULT_METHOD", "METHOD_NAMES", "Method", "get_method"]
 
 # name -> (module, params class, run function, extra keyword for run, one-line summary)
 _REGISTRY: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
@@ -40,6 +40,9 @@ _EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
 
 #: Names accepted by ``extract(method=...)``, ``CEPR_METHOD`` and ``--method``.
 METHOD_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+
+#: The method used when none is named: ``extract()``, ``CEPR_METHOD``, ``--method``.
+DEFAULT_METHOD: str = "cepr-article"
 
 
 @dataclass(frozen=True)
