@@ -49,7 +49,7 @@ from .transport import PIPE_WORKERS
 __all__ = [
     "EXECUTORS",
     "BYLINE",
-    "FALLBACK_METHODS",
+    "CONFIDENCE_METHODS",
     "LOW_CONFIDENCE",
     "NON_ARTICLE",
     "OUTPUT_FIELDS",
@@ -83,9 +83,10 @@ OVERWRITE: tuple[str, ...] = ("keep", "fill", "overwrite")
 #: below ``CEPR_MIN_CONFIDENCE`` (see :mod:`scrapy_cepr.core.confidence`).
 LOW_CONFIDENCE: tuple[str, ...] = ("mark", "drop", "fallback")
 
-#: Accepted values of ``CEPR_FALLBACK_METHOD``: the methods with a confidence (their units
-#: are the page's text nodes; CETR's are source lines, Wang 2009's rendered boxes).
-FALLBACK_METHODS: tuple[str, ...] = tuple(m for m in METHOD_NAMES if m not in ("cetr", "cetr-tm", "wang2009"))
+#: The methods with a confidence (their units are the page's text nodes; CETR's are source
+#: lines, Wang 2009's rendered boxes): the accepted values of ``CEPR_FALLBACK_METHOD``,
+#: and the methods whose items get the output field ``cepr_confidence``.
+CONFIDENCE_METHODS: tuple[str, ...] = tuple(m for m in METHOD_NAMES if m not in ("cetr", "cetr-tm", "wang2009"))
 
 #: Accepted values of ``CEPR_NON_ARTICLE``: what happens to pages that are not articles
 #: (any page type but ``article``; :mod:`scrapy_cepr.core.pagetype`).
@@ -257,8 +258,8 @@ SETTINGS: tuple[Setting, ...] = (
             'What happens to a page below CEPR_MIN_CONFIDENCE: "mark" writes "low-confidence: 0.42" to CEPR_ERROR_FIELD (unless the page already has an error), "drop" drops the item (stat cepr/dropped/low_confidence), "fallback" re-runs the page with CEPR_FALLBACK_METHOD in the same worker and keeps the result with the higher confidence (stats cepr/fallback/kept_fallback, cepr/fallback/kept_primary).',
             choices=LOW_CONFIDENCE),
     Setting("CEPR_FALLBACK_METHOD", "str", "cepr-article",
-            "The method (with its default parameters) that re-runs a low-confidence page with CEPR_LOW_CONFIDENCE=\"fallback\"; one with a confidence: " + ", ".join(FALLBACK_METHODS) + ".",
-            choices=FALLBACK_METHODS),
+            "The method (with its default parameters) that re-runs a low-confidence page with CEPR_LOW_CONFIDENCE=\"fallback\"; one with a confidence: " + ", ".join(CONFIDENCE_METHODS) + ".",
+            choices=CONFIDENCE_METHODS),
     Setting("CEPR_MAX_HTML_BYTES", "int", 10_000_000,
             "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit.",
             low=0),
@@ -508,7 +509,8 @@ OUTPUT_FIELDS: tuple[OutputField, ...] = (
     OutputField("error", "CEPR_ERROR_FIELD", attr="error_field"),
     OutputField("page_type", "CEPR_PAGE_TYPE_FIELD", required=False, attr="page_type_field",
                 wanted=lambda c: c.non_article != "keep"),
-    OutputField("cepr_confidence", "CEPR_MIN_CONFIDENCE", required=False),
+    OutputField("cepr_confidence", "CEPR_MIN_CONFIDENCE", required=False,
+                wanted=lambda c: c.method in CONFIDENCE_METHODS),
     OutputField("body_html", "CEPR_BODY_FORMATS", wanted=lambda c: "html" in c.body_formats),
     OutputField("body_markdown", "CEPR_BODY_FORMATS", wanted=lambda c: "markdown" in c.body_formats),
     OutputField("metadata", "CEPR_METADATA", wanted=lambda c: c.metadata),
