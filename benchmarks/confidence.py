@@ -1,0 +1,70 @@
+"""How well ``Extraction.confidence`` ranks pages, and which fallback method gains most on
+the low-confidence ones; all numbers out of fold.
+
+    PYTHONPATH=$PWD CEPR_BENCHMARK_DIR=/work/shared/data/article-extraction-benchmark \\
+        python benchmarks/confidence.py [--cache DIR]
+
+Reads (or builds) the cache of ``benchmarks/train_confidence.py``: cepr-typed and the
+fallback candidates run on the WCXB dev pages and the 181 pages of the
+article-extraction benchmark (AEB), with the confidence features and the word F1 of each
+result. Confidence models are trained on cepr-typed's results of 4 folds of domains and
+predict the 5th (``GroupKFold(5)``; WCXB ``domain``, AEB URL host), so no page is scored
+by a model that saw its domain.
+
+Prints:
+
+1. per corpus: pages, mean F1, pages with F1 < 0.5, the ROC AUC of ``1 - confidence``
+   for "F1 < 0.5", the mean F1 of the 80 % most confident pages, Spearman's rho. Pages
+   where cepr-typed finds no body have no confidence and count as confidence 0;
+2. the fallback: for each threshold and candidate method, the pages below the threshold,
+   their mean F1 with cepr-typed, after the fallback (the result with the higher
+   out-of-fold confidence kept, as the crawl does), and with an oracle choice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import train_confidence as tc
+
+
+def fallback_table(rows: list[dict], pred: dict[str, np.ndarray], thresholds=(0.5, 0.6, 0.7)) -> None:
+    """Mean F1 on the low-confidence pages before and after each candidate's fallback."""
+    f1 = {m: np.array([r[m]["f1"] for r in rows]) for m in (tc.PRIMARY, *tc.CANDIDATES)}
+    has = np.array([r[tc.PRIMARY]["x"] is not None for r in rows])
+    corpus = np.array([r["corpus"] for r in rows])
+    print("\nFallback on the pages whose cepr-typed confidence is below the threshold (out of fold)")
+    print("| threshold | corpus | fallback | pages | F1 before | F1 after | fell back (kept) | oracle |")
+    print("|---|---|---|---|---|---|---|---|")
+    for t in thresholds:
+        for name, csel in (("WCXB dev", corpus == "wcxb"), ("AEB", corpus == "aeb")):
+            low = csel & has & (pred[tc.PRIMARY] < t)
+            for m in tc.CANDIDATES:
+                keep = pred[m] > pred[tc.PRIMARY]
+                after = np.where(keep, f1[m], f1[tc.PRIMARY])
+                oracle = np.maximum(f1[m], f1[tc.PRIMARY])
+                print(f"| {t} | {name} | {m} | {low.sum()} | {f1[tc.PRIMARY][low].mean():.4f} | "
+                      f"{after[low].mean():.4f} | {(keep & low).sum()} | {oracle[low].mean():.4f} |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cache", default="/work/tmp/conf")
+    ap.add_argument("--wcxb", default=os.environ.get("CEPR_WCXB_DIR", "/work/shared/data/wcxb-dev"))
+    ap.add_argument("--aeb", default=os.environ.get("CEPR_BENCHMARK_DIR", "/work/shared/data/article-extraction-benchmark"))
+    args = ap.parse_args(argv)
+    rows = tc.build_cache(args.wcxb, args.aeb, Path(args.cache))
+    pred = tc.oof(rows)
+    tc.report(rows, pred)
+    fallback_table(rows, pred)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
