@@ -80,8 +80,6 @@ FEATURES: tuple[str, ...] = (
     "title_before",
 )
 
-_WORD_CHARS = 6.0  # a word with its space, for a words estimate from characters
-
 
 def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] | None, tau: float | None) -> np.ndarray | None:
     """The :data:`FEATURES` row, float64 ``(F,)``, of one extraction; None when it has no
@@ -127,7 +125,7 @@ def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] |
     span = last - first + 1
     runs = int(np.count_nonzero(np.diff(keep.astype(np.int8)) == 1) + int(keep[0]))
     title = nodes.title_index
-    words = len(body.split())
+    words = body.count(" ") + body.count("\n") + 1  # the body's whitespace is normalised
     row = [
         *types.tolist(),
         float(types.max()) if types.size else 0.0,
