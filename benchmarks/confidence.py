@@ -3,6 +3,7 @@ the low-confidence ones; all numbers out of fold.
 
     PYTHONPATH=$PWD CEPR_BENCHMARK_DIR=/work/shared/data/article-extraction-benchmark \\
         python benchmarks/confidence.py [--cache DIR]
+    python benchmarks/confidence.py --speed   # ms of the confidence against cepr-typed
 
 Reads (or builds) the cache of ``benchmarks/train_confidence.py``: cepr-typed and the
 fallback candidates run on the WCXB dev pages and the 181 pages of the
@@ -53,12 +54,48 @@ def fallback_table(rows: list[dict], pred: dict[str, np.ndarray], thresholds=(0.
                       f"{after[low].mean():.4f} | {(keep & low).sum()} | {oracle[low].mean():.4f} |")
 
 
+def speed(wcxb_dir: str, aeb_dir: str, step: int = 10, repeats: int = 3) -> None:
+    """Per page (every *step*-th page of both corpora), the best of *repeats* times of
+    cepr-typed on a parsed page and of the confidence on its result; prints the medians
+    and the ratio of the sums."""
+    import statistics
+    import time
+    from itertools import islice
+
+    from scrapy_cepr.core.confidence import confidence, load_model
+    from scrapy_cepr.core.page import Page
+    from scrapy_cepr.methods import get_method
+
+    load_model()
+    pages = [Page.from_html(html, url=url) for _, _, html, url, *_ in islice(tc._pages(wcxb_dir, aeb_dir), 0, None, step)]
+    spec = get_method(tc.PRIMARY)
+    params = spec.make_params()
+    results = [spec.run(page, params) for page in pages]
+    method_s = [float("inf")] * len(pages)
+    conf_s = [float("inf")] * len(pages)
+    for _ in range(repeats):
+        for i, (page, r) in enumerate(zip(pages, results)):
+            t0 = time.perf_counter()
+            spec.run(page, params)
+            t1 = time.perf_counter()
+            confidence(page, r.nodes, r.body, r.page_types, r.tau)
+            t2 = time.perf_counter()
+            method_s[i] = min(method_s[i], t1 - t0)
+            conf_s[i] = min(conf_s[i], t2 - t1)
+    print(f"{len(pages)} pages: {tc.PRIMARY} median {statistics.median(method_s) * 1e3:.2f} ms, confidence median "
+          f"{statistics.median(conf_s) * 1e3:.3f} ms, confidence / method (sums) {sum(conf_s) / sum(method_s):.3f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", default="/work/tmp/conf")
     ap.add_argument("--wcxb", default=os.environ.get("CEPR_WCXB_DIR", "/work/shared/data/wcxb-dev"))
     ap.add_argument("--aeb", default=os.environ.get("CEPR_BENCHMARK_DIR", "/work/shared/data/article-extraction-benchmark"))
+    ap.add_argument("--speed", action="store_true", help="only time the confidence against cepr-typed")
     args = ap.parse_args(argv)
+    if args.speed:
+        speed(args.wcxb, args.aeb)
+        return 0
     rows = tc.build_cache(args.wcxb, args.aeb, Path(args.cache))
     pred = tc.oof(rows)
     tc.report(rows, pred)
