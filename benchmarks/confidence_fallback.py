@@ -17,13 +17,11 @@ threshold (the stats ``cepr/fallback/kept_*`` count them too).
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import numpy as np

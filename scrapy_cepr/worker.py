@@ -160,8 +160,6 @@ def warm_up(method: str) -> int:
     >>> warm_up("setpr")
     0
     """
-    from .methods import get_method
-
     from .core.confidence import load_model
 
     load_model()  # the confidence model, read for every page
