@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from .core.confidence import confidence
 from .core.page import Page
+from .core.pagetype import page_type_proba
 from .core.result import Extraction
 from .methods import DEFAULT_METHOD, get_method
 
-__all__ = ["extract", "extract_with_page"]
+__all__ = ["extract", "extract_with_page", "with_confidence"]
 
 
 def extract(html: str | bytes, *, url: str | None = None, method: str = DEFAULT_METHOD, encoding: str | None = None, **params: Any) -> Extraction:
@@ -53,7 +55,9 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = DEFAULT_
           ``stop_languages="all"``, ``weight_topic``/``weight_cluster``/
           ``weight_variance``/``weight_link=0.9``, ``siblings="container"``,
           ``radius=1``, ``lambda_=0.0``, ``edges="keep"``.
-    :returns: an :class:`Extraction`. A page with no text (empty, whitespace-only, no
+    :returns: an :class:`Extraction`, with its ``confidence`` (the predicted word F1 of
+        the body, :mod:`scrapy_cepr.core.confidence`; None for an empty body or a method
+        whose units are not text nodes). A page with no text (empty, whitespace-only, no
         body text) gives ``title=None`` or the head's title, and ``body=""``.
     :raises ValueError: unknown method, unknown parameter, or a value out of range
         (the message names it and the allowed range). Checked before any parsing.
@@ -82,4 +86,23 @@ def extract_with_page(html: str | bytes, *, url: str | None = None, method: str 
     result = spec.run(page, validated)
     if result.source is None:  # methods that build their own Extraction (CETR, empty pages)
         result = replace(result, source=page.source)
-    return page, result
+    return page, with_confidence(page, result)
+
+
+def with_confidence(page: Page, result: Extraction, page_types: Any = None) -> Extraction:
+    """*result* with its ``confidence`` (:func:`scrapy_cepr.core.confidence.confidence`)
+    computed on *page*, the page it was extracted from; when the method gave no
+    page-type probabilities, the ones computed for it (*page_types*, or the page-type
+    classifier's) are kept in ``page_types`` too, so that nothing classifies the page
+    again. *result* itself when it has no body or no text-node view."""
+    nodes = result.nodes
+    if result.confidence is not None or not result.body or nodes is None or nodes.path_ids is None \
+            or len(nodes) != len(page):
+        return result
+    types = result.page_types if result.page_types is not None else page_types
+    if types is None:
+        types = page_type_proba(page)
+        if types is None:
+            return result
+    value = confidence(page, nodes, result.body, types, result.tau)
+    return replace(result, confidence=value, page_types=types)

@@ -35,6 +35,12 @@ class ExtractOptions:
     :param metadata: also read the article's metadata (``CEPR_METADATA``).
     :param byline: ``"keep"`` or ``"move"`` (``CEPR_BYLINE``).
     :param page_type: detect the page type (False with ``CEPR_NON_ARTICLE="keep"``).
+    :param min_confidence: None, or the confidence in [0, 1] below which a page is
+        re-run with *fallback_method* (``CEPR_MIN_CONFIDENCE``).
+    :param fallback_method: None, or the method (with its default parameters) that
+        re-runs a page whose confidence is below *min_confidence*, on the same parse;
+        the result with the higher confidence is kept (``CEPR_FALLBACK_METHOD`` with
+        ``CEPR_LOW_CONFIDENCE="fallback"``).
     :raises ValueError: unknown method, bad parameter, format or byline value.
 
     New per-page options (a confidence score, an item schema) are new fields with a
@@ -52,9 +58,13 @@ class ExtractOptions:
     metadata: bool = False
     byline: str = "keep"
     page_type: bool = True
+    min_confidence: float | None = None
+    fallback_method: str | None = None
 
     def __post_init__(self) -> None:
         get_method(self.method).make_params(**dict(self.params))
+        if self.fallback_method is not None:
+            get_method(self.fallback_method)
         if not isinstance(self.formats, tuple) or any(f not in BODY_FORMATS or f == "text" for f in self.formats):
             raise ValueError(f"formats must be a tuple of {', '.join(f for f in BODY_FORMATS if f != 'text')}; "
                              f"got {self.formats!r}")
@@ -92,6 +102,11 @@ class PageResult:
         content); None when the page was not extracted.
     :param page_type: one of :data:`scrapy_cepr.core.pagetype.PAGE_TYPES`, or None when
         not detected.
+    :param confidence: the predicted word F1 of the body in [0, 1]
+        (:attr:`scrapy_cepr.core.result.Extraction.confidence`), or None; output field
+        ``cepr_confidence``.
+    :param fallback: None when no fallback ran, else which result was kept:
+        ``"primary"`` or ``"fallback"`` (:attr:`ExtractOptions.fallback_method`).
     :param error: why the page was not cleaned (set by the pipeline: ``"timeout: …"``,
         ``"failed: …"``), else None.
     :param extras: the further outputs asked for, by output field name: ``body_html``,
@@ -104,12 +119,15 @@ class PageResult:
     page_type: str | None = None
     error: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    confidence: float | None = None
+    fallback: str | None = None
 
     def get(self, name: str) -> Any:
-        """The value of output *name*: a field of this class, else an extra (None when absent)."""
+        """The value of output *name*: a field of this class (``cepr_confidence`` is
+        :attr:`confidence`), else an extra (None when absent)."""
         if name in _FIELDS:
-            return getattr(self, name)
+            return getattr(self, _FIELDS[name])
         return self.extras.get(name)
 
 
-_FIELDS = frozenset(("title", "body", "page_type", "error"))
+_FIELDS = {name: name for name in ("title", "body", "page_type", "error")} | {"cepr_confidence": "confidence"}

@@ -15,6 +15,11 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
   (:mod:`scrapy_cepr.core.pagetype`), None when not detected; not written with
   ``CEPR_NON_ARTICLE="keep"``; with ``"drop"`` every type but ``"article"`` is dropped.
   Optional on item classes: a class that does not declare it does not get it.
+* ``cepr_confidence``: the predicted word F1 of the body in [0, 1]
+  (:mod:`scrapy_cepr.core.confidence`), None for an empty body or a method without one;
+  optional on item classes. With ``CEPR_MIN_CONFIDENCE`` set, a page below it is marked
+  (``cepr_error`` = ``low-confidence: 0.42`` when it has no other error), dropped, or
+  re-run with ``CEPR_FALLBACK_METHOD`` (``CEPR_LOW_CONFIDENCE``).
 * ``body_html``, ``body_markdown`` (``CEPR_BODY_FORMATS``), ``metadata``
   (``CEPR_METADATA``) and ``body_styled_html`` (``CEPR_METHOD="wang2009"`` with
   ``CEPR_STYLED_HTML=True``: the article as HTML in its rendered style), when asked for.
@@ -53,6 +58,9 @@ Stats (all under ``cepr/``): ``cleaned``, ``non_article``, ``empty``, ``failed``
 ``timeout``, ``skipped/non_html``, ``skipped/opt_out``, ``skipped/too_large``,
 ``skipped/no_html`` (an item with no page attached, e.g. from ``start()``),
 ``page_type/<type>``, ``dropped/non_article``, ``dropped/item_class``,
+``confidence/<tenth>`` (``0.0`` … ``0.9``: pages per tenth of confidence, the
+histogram line at close), ``low_confidence``, ``dropped/low_confidence``,
+``fallback/kept_fallback``, ``fallback/kept_primary``,
 ``worker_restarts``, ``errors/item_class`` and
 ``extraction_seconds`` (float: seconds spent extracting, measured in the workers, for
 the pages that were cleaned or empty), to compare with the crawl's ``elapsed_time_seconds``.
@@ -182,6 +190,9 @@ class CEPRPipeline:
             await executor.aclose()
         if self._started is not None:
             logger.info("%s", self.summary(time.monotonic() - self._started))
+            histogram = self.confidence_summary()
+            if histogram is not None:
+                logger.info("%s", histogram)
             self._started = None
 
     def summary(self, wall_seconds: float) -> str:
@@ -212,6 +223,33 @@ class CEPRPipeline:
         return (f"CEPR summary: {total} items: " + ", ".join(f"{v} {k.replace('_', '-')}" for k, v in counts.items())
                 + f", {sum(skipped.values())} skipped{skip_text}; {total / wall:.1f} pages/s; "
                 f"extraction {seconds:.2f} s = {100 * seconds / wall:.0f}% of {wall_seconds:.2f} s wall time{tail}")
+
+    def confidence_summary(self) -> str | None:
+        """The closing confidence histogram: pages per tenth of confidence, the pages below
+        ``CEPR_MIN_CONFIDENCE`` and what happened to them; None when no page had a
+        confidence.
+
+        >>> from scrapy.utils.test import get_crawler
+        >>> p = CEPRPipeline(get_crawler(settings_dict={"CEPR_EXECUTOR": "inline"}))
+        >>> for key, n in (("confidence/0.9", 8), ("confidence/0.3", 2), ("low_confidence", 2)):
+        ...     p.stats.set_value(f"cepr/{key}", n)
+        >>> p.confidence_summary()
+        'CEPR confidence: 10 pages, mean 0.83; per tenth 0.0-0.1 … 0.9-1.0: 0 0 0 2 0 0 0 0 0 8; 2 low'
+        """
+        bins = [self.stats.get_value(f"cepr/confidence/{k / 10:.1f}", 0) for k in range(10)]
+        total = sum(bins)
+        if not total:
+            return None
+        mean = sum((k + 0.5) / 10 * n for k, n in enumerate(bins)) / total
+        get = self.stats.get_value
+        tail = f"; {get('cepr/low_confidence', 0)} low"
+        if get("cepr/dropped/low_confidence"):
+            tail += f", {get('cepr/dropped/low_confidence')} dropped"
+        if get("cepr/fallback/kept_fallback") or get("cepr/fallback/kept_primary"):
+            tail += (f", fallback kept on {get('cepr/fallback/kept_fallback', 0)}, "
+                     f"primary kept on {get('cepr/fallback/kept_primary', 0)}")
+        return (f"CEPR confidence: {total} pages, mean {mean:.2f}; per tenth 0.0-0.1 … 0.9-1.0: "
+                + " ".join(str(n) for n in bins) + tail)
 
     def _on_restart(self, reason: str) -> None:
         self.stats.inc_value("cepr/worker_restarts")
@@ -258,7 +296,30 @@ class CEPRPipeline:
         if c.non_article == "drop" and page_type not in (None, "article"):
             self.stats.inc_value("cepr/dropped/non_article")
             raise DropItem(f"CEPR: {url} is not an article page ({page_type})", log_level="DEBUG")
+        if c.low_confidence == "drop" and self._low(values):
+            self.stats.inc_value("cepr/dropped/low_confidence")
+            raise DropItem(f"CEPR: {url} has a low confidence ({values.confidence:.2f} < "
+                           f"CEPR_MIN_CONFIDENCE={c.min_confidence})", log_level="DEBUG")
         return item
+
+    def _low(self, result: PageResult) -> bool:
+        """Whether *result*'s confidence is below ``CEPR_MIN_CONFIDENCE``."""
+        low = self.config.min_confidence
+        return low is not None and result.confidence is not None and result.confidence < low
+
+    def _confidence(self, result: PageResult) -> None:
+        """Stats of *result*'s confidence (histogram, low, fallback) and the
+        ``CEPR_LOW_CONFIDENCE="mark"`` error."""
+        c, conf = self.config, result.confidence
+        if conf is not None:
+            self.stats.inc_value(f"cepr/confidence/{min(int(conf * 10), 9) / 10:.1f}")
+        if result.fallback is not None:  # the primary result was below the threshold
+            self.stats.inc_value("cepr/low_confidence")
+            self.stats.inc_value(f"cepr/fallback/kept_{result.fallback}")
+        elif self._low(result):
+            self.stats.inc_value("cepr/low_confidence")
+            if c.low_confidence == "mark" and result.error is None:
+                result.error = f"low-confidence: {conf:.2f}"
 
     async def _extract(self, html: Any, url: str | None) -> PageResult:
         """Run the method on *html*; the output values (title, body, error, page type, extras)."""
@@ -289,6 +350,7 @@ class CEPRPipeline:
         result.page_type = page_type
         if page_type is not None:
             self.stats.inc_value(f"cepr/page_type/{page_type}")
+        self._confidence(result)
         if not result.body:
             result.error = self._record("empty", "empty: no main content found", url).error
         elif page_type not in (None, "article"):

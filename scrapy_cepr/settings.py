@@ -49,6 +49,8 @@ from .transport import PIPE_WORKERS
 __all__ = [
     "EXECUTORS",
     "BYLINE",
+    "CONFIDENCE_METHODS",
+    "LOW_CONFIDENCE",
     "NON_ARTICLE",
     "OUTPUT_FIELDS",
     "OVERWRITE",
@@ -76,6 +78,15 @@ START_METHODS: tuple[str, ...] = tuple(m for m in ("spawn", "forkserver") if m i
 #: Accepted values of ``CEPR_OVERWRITE``: what the pipeline does with an output field the
 #: spider already set (see :mod:`scrapy_cepr.pipelines`).
 OVERWRITE: tuple[str, ...] = ("keep", "fill", "overwrite")
+
+#: Accepted values of ``CEPR_LOW_CONFIDENCE``: what happens to a page whose confidence is
+#: below ``CEPR_MIN_CONFIDENCE`` (see :mod:`scrapy_cepr.core.confidence`).
+LOW_CONFIDENCE: tuple[str, ...] = ("mark", "drop", "fallback")
+
+#: The methods with a confidence (their units are the page's text nodes; CETR's are source
+#: lines, Wang 2009's rendered boxes): the accepted values of ``CEPR_FALLBACK_METHOD``,
+#: and the methods whose items get the output field ``cepr_confidence``.
+CONFIDENCE_METHODS: tuple[str, ...] = tuple(m for m in METHOD_NAMES if m not in ("cetr", "cetr-tm", "wang2009"))
 
 #: Accepted values of ``CEPR_NON_ARTICLE``: what happens to pages that are not articles
 #: (any page type but ``article``; :mod:`scrapy_cepr.core.pagetype`).
@@ -115,7 +126,7 @@ class Setting:
     :param name: the Scrapy setting.
     :param type: how it is read (with Scrapy's typed getters) and checked: ``"bool"``,
         ``"int"``, ``"float"``, ``"str"``, ``"field"`` (an item field name), ``"list"``
-        (of names), or ``"param"`` (a method parameter: read, typed and checked by the
+        (of names), ``"probability"`` (None or a number in [0, 1]), or ``"param"`` (a method parameter: read, typed and checked by the
         method's parameters class, :func:`method_settings`).
     :param default: the value when the setting is absent (None for a ``"param"``).
     :param doc: the description in the settings reference (docs/settings.rst).
@@ -158,6 +169,10 @@ class Setting:
             if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
                     or (self.low is not None and (value <= self.low if self.open_low else value < self.low))):
                 return f"must be a number of seconds {'>' if self.open_low else '>='} {self.low:g}; got {value!r}"
+        elif self.type == "probability":
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not 0.0 <= value <= 1.0):
+                return f"must be None or a number in [0, 1]; got {value!r}"
         elif self.type == "field":
             if not isinstance(value, str) or not value:
                 return f"must be a non-empty field name; got {value!r}"
@@ -183,10 +198,12 @@ class Setting:
                 return settings.getbool(self.name)
             if self.type == "int" and isinstance(value, str):
                 return settings.getint(self.name)
+            if self.type == "probability" and isinstance(value, str):
+                return None if value.strip().lower() in ("", "none", "null") else settings.getfloat(self.name)
             if self.type == "float" and isinstance(value, str):
                 return settings.getfloat(self.name)
         except ValueError:
-            kind = {"bool": "True or False", "int": "an integer", "float": "a number"}[self.type]
+            kind = {"bool": "True or False", "int": "an integer", "float": "a number", "probability": "a number"}[self.type]
             raise ValueError(f"{self.name} must be {kind}; got {value!r}") from None
         if self.type == "list":
             return _names_list(self.name, value, settings)
@@ -235,6 +252,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CEPR_TIMEOUT", "float", 30.0,
             "Seconds a page may take in a thread/process worker, counted from its submission (so including the wait behind at most one page), before it is abandoned and recorded (> 0).",
             low=0, open_low=True),
+    Setting("CEPR_MIN_CONFIDENCE", "probability", None,
+            "None, or a confidence in [0, 1] (the predicted word F1 of the body, output field cepr_confidence): pages below it are handled as CEPR_LOW_CONFIDENCE says (stat cepr/low_confidence). Pages without a confidence (empty body, or a method without one: cetr, cetr-tm, wang2009) are never below it."),
+    Setting("CEPR_LOW_CONFIDENCE", "str", "mark",
+            'What happens to a page below CEPR_MIN_CONFIDENCE: "mark" writes "low-confidence: 0.42" to CEPR_ERROR_FIELD (unless the page already has an error), "drop" drops the item (stat cepr/dropped/low_confidence), "fallback" re-runs the page with CEPR_FALLBACK_METHOD in the same worker and keeps the result with the higher confidence (stats cepr/fallback/kept_fallback, cepr/fallback/kept_primary).',
+            choices=LOW_CONFIDENCE),
+    Setting("CEPR_FALLBACK_METHOD", "str", "cepr-article",
+            "The method (with its default parameters) that re-runs a low-confidence page with CEPR_LOW_CONFIDENCE=\"fallback\"; one with a confidence: " + ", ".join(CONFIDENCE_METHODS) + ".",
+            choices=CONFIDENCE_METHODS),
     Setting("CEPR_MAX_HTML_BYTES", "int", 10_000_000,
             "Pages whose HTML is larger (bytes) are skipped and recorded; 0 = no limit.",
             low=0),
@@ -310,6 +335,9 @@ class CEPRConfig:
     max_workers: int = DEFAULTS["CEPR_MAX_WORKERS"]
     start_method: str = DEFAULTS["CEPR_START_METHOD"]
     timeout: float = DEFAULTS["CEPR_TIMEOUT"]
+    min_confidence: float | None = DEFAULTS["CEPR_MIN_CONFIDENCE"]
+    low_confidence: str = DEFAULTS["CEPR_LOW_CONFIDENCE"]
+    fallback_method: str = DEFAULTS["CEPR_FALLBACK_METHOD"]
     max_html_bytes: int = DEFAULTS["CEPR_MAX_HTML_BYTES"]
     max_pending_pages: int = DEFAULTS["CEPR_MAX_PENDING_PAGES"]
     overwrite: str = DEFAULTS["CEPR_OVERWRITE"]
@@ -352,9 +380,12 @@ class CEPRConfig:
     def options(self) -> ExtractOptions:
         """The :class:`~scrapy_cepr.options.ExtractOptions` the workers get (once, at start):
         its fields named as one of this config's are copied (method, params, metadata,
-        byline …); ``formats`` are the extra body formats, ``page_type`` is off with
-        ``CEPR_NON_ARTICLE="keep"``."""
+        byline, min_confidence …); ``formats`` are the extra body formats, ``page_type`` is off with
+        ``CEPR_NON_ARTICLE="keep"``, ``fallback_method`` is None unless
+        ``CEPR_LOW_CONFIDENCE="fallback"`` (and it differs from the method)."""
         shared = {f.name: getattr(self, f.name) for f in fields(ExtractOptions) if f.name in _CONFIG_FIELDS}
+        if self.low_confidence != "fallback" or self.fallback_method == self.method:
+            shared["fallback_method"] = None
         return ExtractOptions(**shared, formats=self.extra_formats, page_type=self.non_article != "keep")
 
     def outputs(self) -> tuple[tuple[OutputField, str], ...]:
@@ -478,6 +509,8 @@ OUTPUT_FIELDS: tuple[OutputField, ...] = (
     OutputField("error", "CEPR_ERROR_FIELD", attr="error_field"),
     OutputField("page_type", "CEPR_PAGE_TYPE_FIELD", required=False, attr="page_type_field",
                 wanted=lambda c: c.non_article != "keep"),
+    OutputField("cepr_confidence", "CEPR_MIN_CONFIDENCE", required=False,
+                wanted=lambda c: c.method in CONFIDENCE_METHODS),
     OutputField("body_html", "CEPR_BODY_FORMATS", wanted=lambda c: "html" in c.body_formats),
     OutputField("body_markdown", "CEPR_BODY_FORMATS", wanted=lambda c: "markdown" in c.body_formats),
     OutputField("metadata", "CEPR_METADATA", wanted=lambda c: c.metadata),

@@ -21,11 +21,13 @@ import pickle
 import signal
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
-from .api import extract, extract_with_page
+from .api import extract, extract_with_page, with_confidence
 from .core.page import Page
 from .core.pagetype import most_probable, page_type
+from .methods import get_method
 from .options import ExtractOptions, PageResult
 from .transport import HtmlBytes as HtmlBytes  # defined there before issue 19
 
@@ -68,7 +70,12 @@ def extract_page(html: str | bytes, url: str | None, options: ExtractOptions) ->
     kind = None
     if options.page_type:  # the method's own page-type probabilities, else the classifier on this parse
         kind = most_probable(dict(extraction.page_types)) if extraction.page_types is not None else page_type(page)
-    result = PageResult(title=extraction.title, body=extraction.body, page_type=kind)
+    fallback = None
+    if (options.fallback_method is not None and options.min_confidence is not None
+            and extraction.confidence is not None and extraction.confidence < options.min_confidence):
+        extraction, fallback = _fallback(page, extraction, options.fallback_method)
+    result = PageResult(title=extraction.title, body=extraction.body, page_type=kind,
+                        confidence=extraction.confidence, fallback=fallback)
     for name in options.extras():  # the method's declared extras (Method.extras)
         value = getattr(extraction, name, None)
         if value is not None:
@@ -76,6 +83,21 @@ def extract_page(html: str | bytes, url: str | None, options: ExtractOptions) ->
     if options.formats or options.metadata or options.byline != "keep":
         _add_formats(result, page, extraction, url, options)
     return result, time.perf_counter() - start
+
+
+def _fallback(page: Page, primary: Any, method: str) -> tuple[Any, str]:
+    """Run *method* (default parameters) on the *page* that gave *primary*, and return
+    the result with the higher confidence (the primary on a tie, or when the fallback
+    has no body) and ``"fallback"`` or ``"primary"``. The page-type probabilities of
+    the primary are reused."""
+    spec = get_method(method)
+    other = spec.run(page, spec.make_params())
+    if other.source is None:
+        other = replace(other, source=page.source)
+    other = with_confidence(page, other, primary.page_types)
+    if other.confidence is not None and other.confidence > primary.confidence:
+        return other, "fallback"
+    return primary, "primary"
 
 
 def _add_formats(result: PageResult, page: Page, extraction: Any, url: str | None, options: ExtractOptions) -> None:
@@ -138,8 +160,9 @@ def warm_up(method: str) -> int:
     >>> warm_up("setpr")
     0
     """
-    from .methods import get_method
+    from .core.confidence import load_model
 
+    load_model()  # the confidence model, read for every page
     own = get_method(method).warm_up
     if own is not None:
         own()

@@ -81,6 +81,9 @@ VALUES: dict[str, list] = {
     "CEPR_MAX_WORKERS": [1],
     "CEPR_START_METHOD": ["spawn"],
     "CEPR_TIMEOUT": [60.0],
+    "CEPR_MIN_CONFIDENCE": [None, 0.0],
+    "CEPR_LOW_CONFIDENCE": ["mark", "drop", "fallback"],
+    "CEPR_FALLBACK_METHOD": ["setpr"],
     "CEPR_MAX_HTML_BYTES": [0],
     "CEPR_MAX_PENDING_PAGES": [10],
     "CEPR_OVERWRITE": ["keep", "fill", "overwrite"],
@@ -144,6 +147,10 @@ def test_every_setting_value_cleans_every_page(setting, value):
         settings["CEPR_POOL_AFTER_SECONDS"] = 0.0  # the pool takes every page
     if setting == "CEPR_POOL_AFTER_SECONDS":
         settings["CEPR_EXECUTOR"] = "thread"
+    if setting in ("CEPR_LOW_CONFIDENCE", "CEPR_FALLBACK_METHOD"):
+        settings["CEPR_MIN_CONFIDENCE"] = 1.0  # every page with a confidence is below it
+        settings.setdefault("CEPR_LOW_CONFIDENCE", "fallback")
+    low = settings.get("CEPR_LOW_CONFIDENCE", "mark") if settings.get("CEPR_MIN_CONFIDENCE") == 1.0 else None
     method = value if setting == "CEPR_METHOD" else "cepr-article"
     if method in EXTRAS and _missing(EXTRAS[method][0]):
         module, extra = EXTRAS[method]
@@ -161,9 +168,15 @@ def test_every_setting_value_cleans_every_page(setting, value):
     assert stats.get_value("cepr/failed") is None and stats.get_value("cepr/timeout") is None, stats.get_stats()
     for item in items:
         if isinstance(item, DropItem):
-            assert setting == "CEPR_NON_ARTICLE" and value == "drop" and "not an article" in str(item)
+            assert (setting == "CEPR_NON_ARTICLE" and value == "drop" and "not an article" in str(item)) or \
+                (low == "drop" and "low confidence" in str(item))
+            continue
+        if low == "mark" and item.get("cepr_confidence") is not None:
+            assert item.get(error_field) == f"low-confidence: {item['cepr_confidence']:.2f}", item
             continue
         assert item.get(error_field) in (None, "empty: no main content found"), item
+    if low == "drop":
+        return
     story = items[0]
     assert "harbour wall" in story[body_field].lower()
     if settings.get("CEPR_METADATA"):

@@ -301,7 +301,7 @@ def test_real_crawl_with_the_addon(site, tmp_path, guard):
     }
     # Not a page to clean: not an error; every output field is there (issue 10 items 2, 7).
     assert items["doc.pdf"] == {"url": f"{site}/doc.pdf", "title": None, "body": None, "cepr_error": None,
-                                "page_type": None}
+                                "page_type": None, "cepr_confidence": None}
     assert stats["cepr/cleaned"] == 1 and stats["cepr/skipped/non_html"] == 1
     assert stats["cepr/extraction_seconds"] > 0
     assert stats["finish_reason"] == "finished"

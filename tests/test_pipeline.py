@@ -43,7 +43,7 @@ PAGE = STORM_PAGE
 
 URL = "http://news.example/storm"
 #: Every output field, None (issue 10 item 2).
-NONE = {"title": None, "body": None, "cepr_error": None, "page_type": None}
+NONE = {"title": None, "body": None, "cepr_error": None, "page_type": None, "cepr_confidence": None}
 TITLE = STORM_TITLE
 BODY = STORM_BODY
 

@@ -278,9 +278,9 @@ def test_output_fields_follow_the_table():
     # Issue 19: one table gives the fields, their order and what item classes need.
     config = CEPRConfig.from_settings({"CEPR_BODY_FORMATS": "markdown,text,html", "CEPR_METADATA": True,
                                        "CEPR_TITLE_FIELD": "headline"})
-    assert [f for _, f in config.outputs()] == ["headline", "body", "cepr_error", "page_type", "body_html",
+    assert [f for _, f in config.outputs()] == ["headline", "body", "cepr_error", "page_type", "cepr_confidence", "body_html",
                                                 "body_markdown", "metadata"]
-    assert [row.name for row, _ in config.outputs() if not row.required] == ["page_type"]
+    assert [row.name for row, _ in config.outputs() if not row.required] == ["page_type", "cepr_confidence"]
     assert config.options.formats == ("markdown", "html")
 
 

@@ -99,7 +99,13 @@ class Extraction:
       :attr:`body_html` parses *source* again (see :mod:`scrapy_cepr.core.formats`);
     * ``page_types``: the probability of each of the seven page types
       (:func:`scrapy_cepr.core.pagetype.page_type_proba`) when the method computed them
-      on its parse, else None; :attr:`page_type` reads it.
+      on its parse (or :func:`scrapy_cepr.extract` computed them for the confidence),
+      else None; :attr:`page_type` reads it;
+    * ``confidence``: the predicted word F1 of ``body``, a float in [0, 1]
+      (:func:`scrapy_cepr.core.confidence.confidence`), set by
+      :func:`scrapy_cepr.extract` for the methods whose units are the page's text nodes;
+      None for an empty body and for the methods without those features (``cetr``,
+      ``cetr-tm``, ``wang2009``).
     """
 
     title: str | None
@@ -111,6 +117,7 @@ class Extraction:
     nodes: NodeTable | None = field(default=None, repr=False)
     source: str | None = field(default=None, repr=False)
     page_types: Mapping[str, float] | None = field(default=None, repr=False)
+    confidence: float | None = None
 
     @cached_property
     def page_type(self) -> str | None:
@@ -180,7 +187,7 @@ class Extraction:
         return not self.body
 
     def to_dict(self, *, nodes: bool = False, formats: Sequence[str] = (), metadata: bool = False) -> dict[str, Any]:
-        """JSON-serialisable dict: ``url, title, body, method, params, tau``; with
+        """JSON-serialisable dict: ``url, title, body, method, params, tau, confidence``; with
         ``nodes=True``, the per-unit records of :meth:`NodeTable.records`; ``body_html``
         / ``body_markdown`` when *formats* holds ``"html"`` / ``"markdown"``; and
         ``metadata`` with ``metadata=True``."""
@@ -191,6 +198,7 @@ class Extraction:
             "method": self.method,
             "params": dict(self.params),
             "tau": self.tau,
+            "confidence": self.confidence,
         }
         if nodes:
             out["nodes"] = self.nodes.records() if self.nodes is not None else []
