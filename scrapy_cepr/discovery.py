@@ -256,7 +256,9 @@ class DiscoveryMixin:
             return []
         robots = f"{parts.scheme}://{parts.netloc}/robots.txt"
         request = self._document(None, robots, self.parse_robots)
+        # Fetched even with ROBOTSTXT_OBEY=False; a site without robots.txt is normal.
         request.meta["dont_obey_robotstxt"] = True
+        request.meta["handle_httpstatus_list"] = [404, 410]
         return [request]
 
     def feed_requests(self, response: Response) -> Iterator[scrapy.Request]:
@@ -269,6 +271,8 @@ class DiscoveryMixin:
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         """Request the sitemaps that ``robots.txt`` names (``Sitemap:`` lines)."""
         response.meta["depth"] = 0  # Scrapy < 2.18 has no depth_reset
+        if response.status != 200:
+            return
         self._inc("cepr/discovery/robots")
         for url in sitemap_urls_from_robots(response.body, base_url=response.url):
             if self._in_scope(response, url):
@@ -311,7 +315,9 @@ class DiscoveryMixin:
             if not link:
                 continue
             url = urljoin(response.url, link)
-            newest = _newest(*(_struct_iso(entry.get(k)) for k in ("published_parsed", "updated_parsed")))
+            # dict.get: feedparser's own get() maps a missing updated_parsed to
+            # published_parsed with a DeprecationWarning.
+            newest = _newest(*(_struct_iso(dict.get(entry, k)) for k in ("published_parsed", "updated_parsed")))
             if self._too_old(newest) or not self._in_scope(response, url):
                 continue
             yield self._page(response, url, "feed", newest)

@@ -26,14 +26,43 @@ paths requested, in order.
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Self
 from xml.sax.saxutils import escape
 
-__all__ = ["NewsSite", "STATE1_ARTICLES", "STATE2_EXPORTED", "STORIES"]
+__all__ = ["CRAWL_SETTINGS", "NewsSite", "STATE1_ARTICLES", "STATE2_EXPORTED", "STORIES", "run_newsspider"]
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = ROOT / "example_project"
+
+#: Settings of the test crawls: no politeness delay on the local server.
+CRAWL_SETTINGS = ("CEPR_EXECUTOR=inline", "AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_DELAY=0", "LOG_LEVEL=INFO")
+
+
+def crawl_env() -> dict[str, str]:
+    """The environment of a crawl subprocess: this checkout first on ``PYTHONPATH``."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def run_newsspider(start_url: str, out: Path, *settings: str, spider_args: Sequence[str] = (),
+                   timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """``scrapy crawl newsspider -a start_urls=START_URL -O OUT`` in ``example_project``,
+    with :data:`CRAWL_SETTINGS` and *settings* (``NAME=VALUE``) as ``-s``."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "newsspider", "-a", f"start_urls={start_url}", "-O", str(out)]
+    for arg in spider_args:
+        cmd += ["-a", arg]
+    for setting in (*CRAWL_SETTINGS, *settings):
+        cmd += ["-s", setting]
+    return subprocess.run(cmd, check=False, cwd=PROJECT, env=crawl_env(), capture_output=True, text=True,
+                          timeout=timeout)
 
 #: slug -> (headline, paragraphs). Ten unrelated stories, each its own words.
 STORIES: dict[str, tuple[str, list[str]]] = {
