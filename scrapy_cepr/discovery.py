@@ -136,16 +136,43 @@ class NewsSitemap(Sitemap):
 
     __slots__ = ()
 
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        root = getattr(self, "_root", None)
+        if root is None:  # Scrapy >= 2.15 parses incrementally: _process_sitemap_element
+            yield from super().__iter__()
+            return
+        # Older Scrapy: the whole tree is in _root; collect the dates by <loc> first.
+        dates: dict[str, str] = {}
+        for elem in root:
+            loc, published = None, None
+            for el in elem.iter():
+                name = self._tag(el)
+                if name == "loc" and el.text:
+                    loc = el.text.strip()
+                elif name == "publication_date" and el.text:
+                    published = el.text.strip()
+            if loc and published:
+                dates[loc] = published
+        for entry in super().__iter__():
+            if entry["loc"] in dates:
+                entry["publication_date"] = dates[entry["loc"]]
+            yield entry
+
     def _process_sitemap_element(self, elem: Any) -> dict[str, Any] | None:
         published = None
         for el in elem.iter():
-            if self._get_tag_name(el) == "publication_date" and el.text:
+            if self._tag(el) == "publication_date" and el.text:
                 published = el.text.strip()
                 break
-        entry = super()._process_sitemap_element(elem)
+        entry = super()._process_sitemap_element(elem)  # type: ignore[misc]
         if entry is not None and published:
             entry["publication_date"] = published
         return entry
+
+    @staticmethod
+    def _tag(elem: Any) -> str:
+        tag = elem.tag
+        return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
 def feed_urls(response: Response) -> list[str]:
