@@ -138,7 +138,7 @@ class NewsSitemap(Sitemap):
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         root = getattr(self, "_root", None)
-        if root is None:  # Scrapy >= 2.15 parses incrementally: _process_sitemap_element
+        if root is None:  # newer Scrapy (2.19) parses incrementally: _process_sitemap_element
             yield from super().__iter__()
             return
         # Older Scrapy: the whole tree is in _root; collect the dates by <loc> first.
@@ -301,7 +301,11 @@ class DiscoveryMixin:
         if response.status != 200:
             return
         self._inc("cepr/discovery/robots")
-        for url in sitemap_urls_from_robots(response.body, base_url=response.url):
+        try:
+            urls = list(sitemap_urls_from_robots(response.body, base_url=response.url))
+        except TypeError:  # Scrapy 2.14 reads str only (later ones bytes; str deprecated)
+            urls = list(sitemap_urls_from_robots(response.text, base_url=response.url))
+        for url in urls:
             if self._in_scope(response, url):
                 yield self._document(response, url, self.parse_sitemap)
 
