@@ -22,6 +22,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# This file's name is also that of a package Twisted imports ("incremental"): keep the
+# script's directory off sys.path so that Twisted finds the real one.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from newssite import PROJECT, NewsSite, crawl_env, run_newsspider  # noqa: E402
