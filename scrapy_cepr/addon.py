@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .middlewares import CEPRSpiderMiddleware
 from .incremental import CanonicalPipeline, IncrementalSpiderMiddleware
+from .middlewares import CEPRSpiderMiddleware
 from .pipelines import CEPRPipeline
 
 if TYPE_CHECKING:

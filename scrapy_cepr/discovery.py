@@ -164,7 +164,7 @@ class NewsSitemap(Sitemap):
             if self._tag(el) == "publication_date" and el.text:
                 published = el.text.strip()
                 break
-        entry = super()._process_sitemap_element(elem)  # type: ignore[misc]
+        entry = super()._process_sitemap_element(elem)
         if entry is not None and published:
             entry["publication_date"] = published
         return entry
@@ -365,7 +365,8 @@ class DiscoveryMixin:
         if isinstance(response, XmlResponse):
             return response.body
         if gzip_magic_number(response):
-            settings = self.crawler.settings if getattr(self, "crawler", None) else None
+            crawler = getattr(self, "crawler", None)
+            settings = crawler.settings if crawler is not None else None
             max_size = response.meta.get("download_maxsize", settings.getint("DOWNLOAD_MAXSIZE") if settings else 0)
             try:
                 return gunzip(response.body, max_size=max_size)
@@ -381,4 +382,5 @@ def _struct_iso(value: Any) -> str | None:
     """feedparser's ``*_parsed`` (a UTC ``time.struct_time``) as ISO 8601."""
     if not value:
         return None
-    return datetime(*value[:6], tzinfo=UTC).isoformat()
+    year, month, day, hour, minute, second = value[:6]
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC).isoformat()

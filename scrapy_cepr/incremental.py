@@ -228,7 +228,7 @@ def open_state(crawler: Crawler) -> StateStore | None:
         return None
     spider = getattr(crawler, "spider", None)
     server = getattr(spider, "server", None)
-    if server is not None:
+    if spider is not None and server is not None:
         store = RedisStateStore(server, f"{spider.name}:cepr")
         where = f"Redis {store.exported_key}"
     else:

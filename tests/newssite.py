@@ -250,10 +250,10 @@ class NewsSite:
                                                  "the cooperative running the trial said"), *paras[2:], _CORRECTION]
             pages["/partner/s3"] = (_wire_page("Drones now count the moorland sheep", edited,
                                                f"{self.url}partner/s3").encode(), html)
-        pages["/"] = (f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>The Courier</title>
+        pages["/"] = (b"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>The Courier</title>
 <link rel="alternate" type="application/rss+xml" title="Latest" href="/feed.xml"></head>
 <body><h1><a href="/">The Courier</a></h1><p>Local news, every day. Read the latest in our feed.</p></body></html>
-""".encode(), html)
+""", html)
         pages["/robots.txt"] = (b"User-agent: *\nDisallow: /private/\n\nSitemap: /sitemap_index.xml\n",
                                 "text/plain")
         pages["/sitemap_index.xml"] = (f"""<?xml version="1.0" encoding="UTF-8"?>

@@ -247,6 +247,16 @@ def _distributed_run(redis_url: str, tmp: Path, run: int, start_url: str) -> lis
     return results
 
 
+def test_redis_store(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    client.delete("unit:cepr:exported", "unit:cepr:canonical")
+    _exercise(RedisStateStore(client, "unit:cepr"))
+    # Another crawler's view of the same keys.
+    assert RedisStateStore(redis.Redis.from_url(redis_url), "unit:cepr").get("http://a.example/x") == ExportRecord(9.0)
+
+
 @pytest.mark.slow
 def test_two_distributed_crawlers_give_the_same_counts(redis_url, tmp_path):
     with NewsSite() as site:
