@@ -196,7 +196,9 @@ def canonical_url(response: Response) -> str:
     """The page's canonical URL, normalised with :func:`w3lib.url.canonicalize_url`:
     its ``<link rel="canonical">``, else its ``og:url``, else the fetched URL
     (``response.url``). A relative or non-``http(s)`` declared value is resolved against
-    the page URL; one that is not ``http(s)`` after that is ignored.
+    the page URL; one that is not ``http(s)`` after that is ignored, and so is a site
+    root (``https://host/``) declared by a page that is not one (a template error that
+    would make every page of the site one article).
 
     >>> from scrapy.http import HtmlResponse
     >>> page = HtmlResponse("https://news.example/a?utm_source=rss&b=1", body=b'<link rel="canonical" href="/a?b=1#top">')
@@ -207,10 +209,17 @@ def canonical_url(response: Response) -> str:
         candidates = response.xpath('//link[contains(concat(" ", normalize-space(translate(@rel, "CANONICAL", '
                                     '"canonical")), " "), " canonical ")]/@href').getall()
         candidates += response.xpath('//meta[@property="og:url"]/@content').getall()
+        own_root = urlparse(response.url).path in ("", "/")
         for value in candidates:
             url = response.urljoin(value.strip())
-            if value.strip() and urlparse(url).scheme in ("http", "https"):
-                return canonicalize_url(url)
+            parts = urlparse(url)
+            if not value.strip() or parts.scheme not in ("http", "https"):
+                continue
+            if parts.path in ("", "/") and not parts.query and not own_root:
+                # A site root as the canonical URL of an inner page: a template error
+                # (every page would be one article), ignored.
+                continue
+            return canonicalize_url(url)
     return canonicalize_url(response.url)
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "RedisStateStore",
     "SQLiteStateStore",
     "StateStore",
+    "close_state",
     "open_state",
     "url_key",
 ]
@@ -239,6 +240,14 @@ def open_state(crawler: Crawler) -> StateStore | None:
     return store
 
 
+def close_state(crawler: Crawler) -> None:
+    """Close the crawl's state store, if open (idempotent)."""
+    store = getattr(crawler, "_cepr_state", None)
+    if store is not None:
+        crawler._cepr_state = None  # type: ignore[attr-defined]
+        store.close()
+
+
 class IncrementalSpiderMiddleware:
     """Skip requests for pages already exported; record exports (``item_scraped``).
 
@@ -250,7 +259,6 @@ class IncrementalSpiderMiddleware:
             raise NotConfigured("CEPR_STATE_DIR is not set")
         self.crawler = crawler
         self.stats = crawler.stats
-        self._store: StateStore | None = None
         self._url_field = crawler.settings.get("CEPR_URL_FIELD", "url")
         crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -261,10 +269,9 @@ class IncrementalSpiderMiddleware:
 
     @property
     def store(self) -> StateStore:
-        if self._store is None:
-            self._store = open_state(self.crawler)
-            assert self._store is not None
-        return self._store
+        store = open_state(self.crawler)  # kept on the crawler, shared with CanonicalPipeline
+        assert store is not None
+        return store
 
     def _keep(self, request: Request) -> bool:
         record = self.store.get(url_key(request.url))
@@ -304,11 +311,7 @@ class IncrementalSpiderMiddleware:
         self.stats.inc_value("cepr/incremental/recorded")
 
     def spider_closed(self, spider: Any = None, reason: str = "") -> None:
-        store = getattr(self.crawler, "_cepr_state", None)
-        if store is not None:
-            store.close()
-            self.crawler._cepr_state = None  # type: ignore[attr-defined]
-            self._store = None
+        close_state(self.crawler)
 
 
 def _item_keys(item: Any, response: Response | None, url_field: str) -> list[str]:
@@ -337,6 +340,10 @@ class CanonicalPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CanonicalPipeline:
         return cls(crawler)
+
+    def close_spider(self) -> None:
+        """Close the state (all items are through the pipelines by now)."""
+        close_state(self.crawler)
 
     def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)

@@ -243,6 +243,10 @@ def test_feed_links_of_a_page():
      "https://news.example/c"),
     ('<link rel="canonical" href="javascript:alert(1)">', "https://news.example/page?utm_source=rss"),
     ('<link rel="canonical" href="">', "https://news.example/page?utm_source=rss"),
+    # every page of a site pointing at its home page: ignored, og:url (or the URL) is used
+    ('<link rel="canonical" href="https://news.example/"><meta property="og:url" content="/page">',
+     "https://news.example/page"),
+    ('<link rel="canonical" href="/">', "https://news.example/page?utm_source=rss"),
     ("", "https://news.example/page?utm_source=rss"),
 ])
 def test_canonical_url(head, expected):

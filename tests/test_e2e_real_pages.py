@@ -49,6 +49,9 @@ CRAWL_SETTINGS = {
     "CONCURRENT_REQUESTS": "32",
     "CONCURRENT_REQUESTS_PER_DOMAIN": "32",
     "CLOSESPIDER_PAGECOUNT": "0",
+    # truncated.html is a cut copy of a corpus page, with the same <link rel="canonical">:
+    # newsspider would export it once (issue 22); here both are wanted.
+    "ITEM_PIPELINES": '{"scrapy_cepr.incremental.CanonicalPipeline": null}',
 }
 
 
