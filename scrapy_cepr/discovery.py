@@ -234,7 +234,8 @@ class DiscoveryMixin:
     ``_in_scope(response, url) -> bool`` (default: every URL) and
     ``_child_meta(response, url) -> dict`` (extra request meta).
 
-    ``since`` (spider attribute, a string as given to ``-a since=...``): entries whose
+    ``since`` (spider attribute, a string as given to ``-a since=...``, else the setting
+    ``CEPR_SINCE``): entries whose
     newest date is older are not requested; undated entries are. A sitemap index entry
     whose ``lastmod`` is older is not read at all. Discovery documents are requested
     with depth reset to 0 (so the pages they list are at depth 1, like the links of a
@@ -243,6 +244,20 @@ class DiscoveryMixin:
 
     since: str | None = None
     page_callback: str = "parse"
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> Any:
+        """The spider, with ``since`` from the setting ``CEPR_SINCE`` unless given as a
+        spider argument.
+
+        :raises ValueError: a ``since`` that :func:`parse_since` refuses (before the crawl
+            starts)."""
+        spider = super().from_crawler(crawler, *args, **kwargs)  # type: ignore[misc]
+        if spider.since is None:
+            spider.since = crawler.settings.get("CEPR_SINCE")
+            spider.__dict__.pop("_since_date", None)
+        _ = spider.since_date
+        return spider
 
     # -- helpers the spider may override ----------------------------------------------
     def _in_scope(self, response: Response | None, url: str) -> bool:

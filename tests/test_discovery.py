@@ -59,6 +59,15 @@ def test_newsspider_rejects_a_bad_since_before_crawling(monkeypatch):
         NewsSpider(start_urls="http://a.example/", since="last week")
 
 
+def test_since_from_the_setting_and_the_argument():
+    crawler = get_crawler(_Spider, settings_dict={"CEPR_SINCE": "2026-11-01"})
+    assert _Spider.from_crawler(crawler).since_date == datetime(2026, 11, 1, tzinfo=UTC)
+    crawler = get_crawler(_Spider, settings_dict={"CEPR_SINCE": "2026-11-01"})
+    assert _Spider.from_crawler(crawler, since="2026-11-20").since_date == datetime(2026, 11, 20, tzinfo=UTC)
+    with pytest.raises(ValueError, match="since: 'soon'"):
+        _Spider.from_crawler(get_crawler(_Spider, settings_dict={"CEPR_SINCE": "soon"}))
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("2026-11-24", datetime(2026, 11, 24, tzinfo=UTC)),
     ("2026-11-24T08:30+01:00", datetime(2026, 11, 24, 7, 30, tzinfo=UTC)),
@@ -130,8 +139,7 @@ class _Spider(DiscoveryMixin, Spider):
 
 def _spider(since: str | None = None) -> _Spider:
     crawler = get_crawler(_Spider)
-    spider = _Spider.from_crawler(crawler)
-    spider.since = since
+    spider = _Spider.from_crawler(crawler, since=since)
     crawler.stats.open_spider()
     return spider
 
