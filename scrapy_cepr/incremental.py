@@ -252,6 +252,8 @@ class IncrementalSpiderMiddleware:
     """Skip requests for pages already exported; record exports (``item_scraped``).
 
     :raises NotConfigured: ``CEPR_STATE_DIR`` is not set.
+    :raises ValueError: the state cannot be opened (the directory cannot be created, the
+        file is not an SQLite database), naming the setting.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -260,6 +262,11 @@ class IncrementalSpiderMiddleware:
         self.crawler = crawler
         self.stats = crawler.stats
         self._url_field = crawler.settings.get("CEPR_URL_FIELD", "url")
+        try:  # now, so that a bad directory stops the crawl before it starts
+            open_state(crawler)
+        except (OSError, sqlite3.Error) as exc:
+            raise ValueError(f"CEPR_STATE_DIR={crawler.settings.get('CEPR_STATE_DIR')!r}: cannot open the "
+                             f"incremental state ({exc})") from exc
         crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 

@@ -107,6 +107,18 @@ def test_middleware_is_off_without_a_state_dir():
         IncrementalSpiderMiddleware.from_crawler(_crawler())
 
 
+def test_a_state_dir_that_cannot_be_used_stops_the_crawl_at_start(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with pytest.raises(ValueError, match="CEPR_STATE_DIR=.*cannot open the incremental state"):
+        IncrementalSpiderMiddleware.from_crawler(_crawler(blocker))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "incremental.sqlite3").write_bytes(b"garbage, not SQLite" * 10)
+    with pytest.raises(ValueError, match="cannot open the incremental state"):
+        IncrementalSpiderMiddleware.from_crawler(_crawler(tmp_path / "bad"))
+    assert (tmp_path / "bad" / "incremental.sqlite3").read_bytes() == b"garbage, not SQLite" * 10
+
+
 def test_middleware_skips_exported_pages_unless_updated(tmp_path):
     crawler = _crawler(tmp_path)
     mw = IncrementalSpiderMiddleware.from_crawler(crawler)
