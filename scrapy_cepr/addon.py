@@ -2,7 +2,9 @@
 
 It adds :class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware` to
 ``SPIDER_MIDDLEWARES`` and :class:`~scrapy_cepr.pipelines.CEPRPipeline` to
-``ITEM_PIPELINES`` (Scrapy add-on API, ``update_settings(settings)``), unless the project
+``ITEM_PIPELINES`` (Scrapy add-on API, ``update_settings(settings)``), and the components of
+incremental crawling (:mod:`scrapy_cepr.incremental`; the middleware is off without
+``CEPR_STATE_DIR``), unless the project
 already lists them, in which case its priorities are kept. Everything else is read from
 the ``CEPR_*`` settings (see :data:`scrapy_cepr.settings.SETTINGS_DOC`), validated when
 the crawl starts.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .incremental import CanonicalPipeline, IncrementalSpiderMiddleware
 from .middlewares import CEPRSpiderMiddleware
 from .pipelines import CEPRPipeline
 
@@ -45,3 +48,7 @@ class Addon:
         """Add the components to *settings* (kept if already present)."""
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CEPRSpiderMiddleware, MIDDLEWARE_PRIORITY)
         settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", CEPRPipeline, PIPELINE_PRIORITY)
+        # Incremental crawling (issue 22): before the cleaning, so that a page already
+        # exported is neither fetched nor, under another URL, cleaned again.
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", IncrementalSpiderMiddleware, 50)
+        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", CanonicalPipeline, 50)

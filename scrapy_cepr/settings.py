@@ -281,6 +281,8 @@ SETTINGS: tuple[Setting, ...] = (
             low=0),
     Setting("CEPR_STATE_DIR", "str", None,
             "Directory of the state kept between runs of a crawl (the URLs already exported, the near-duplicate index); None keeps no state. In the distributed mode the state lives in Redis instead."),
+    Setting("CEPR_SINCE", "str", None,
+            'Discovery (scrapy_cepr.discovery, newsspider): sitemap and feed entries older than this are not fetched: "YYYY-MM-DD", an ISO 8601 date-time, "-Nd" or "-Nh" (before the start of the crawl); None fetches all. The spider argument -a since=... takes precedence.'),
     Setting("CEPR_POOL_AFTER_SECONDS", "float", 1.0,
             "thread/process executor: pages are cleaned inline until they have taken this many seconds in total; then the pool starts in the background and takes over when ready (small crawls never start it); 0 = start it when the spider opens.",
             low=0),
@@ -346,6 +348,7 @@ class CEPRConfig:
     opt_in: bool = DEFAULTS["CEPR_OPT_IN"]
     warn_limit: int = DEFAULTS["CEPR_WARN_LIMIT"]
     state_dir: str | None = DEFAULTS["CEPR_STATE_DIR"]
+    since: str | None = DEFAULTS["CEPR_SINCE"]
     pool_after_seconds: float = DEFAULTS["CEPR_POOL_AFTER_SECONDS"]
     #: Parameter settings of other methods, ignored for this one (logged at INFO).
     ignored: tuple[str, ...] = ()

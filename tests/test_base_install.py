@@ -91,6 +91,8 @@ VALUES: dict[str, list] = {
     "CEPR_PAGE_TYPE_FIELD": ["kind"],
     "CEPR_OPT_IN": [False, True],
     "CEPR_WARN_LIMIT": [0],
+    "CEPR_STATE_DIR": ["cepr-state"],  # read by the incremental components, not by the pipeline
+    "CEPR_SINCE": ["-2d"],  # read by the discovery spiders, not by the pipeline
     "CEPR_POOL_AFTER_SECONDS": [0.0],
     "CEPR_BODY_FORMATS": [["text"], ["text", "html"], ["text", "markdown"], ["text", "html", "markdown"]],
     "CEPR_METADATA": [True, False],

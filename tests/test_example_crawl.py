@@ -151,7 +151,7 @@ def test_fields_titles_and_bodies(crawl: tuple[list[dict], str]) -> None:
         name = Path(item["url"]).name
         title, present, absent = EXPECTED[name]
         # Every output field, no html; no error; all demo pages are articles.
-        assert list(item) == ["url", "title", "body", "cepr_error", "page_type"], (name, list(item))
+        assert list(item) == ["url", "canonical_url", "title", "body", "cepr_error", "page_type"], (name, list(item))
         assert item["cepr_error"] is None and item["page_type"] == "article", name
         assert item["title"] == title, name
         for text in present:
@@ -200,9 +200,9 @@ def test_csv_feed_has_the_same_columns_on_every_row(tmp_path: Path) -> None:
         reader = csv.reader(f)
         header = next(reader)
         rows = list(reader)
-    assert header == ["url", "title", "body", "cepr_error", "page_type"]
-    assert len(rows) == len(EXPECTED) and all(len(row) == 5 for row in rows)
-    assert all(row[1] and row[2] and row[3] == "" and row[4] == "article" for row in rows)
+    assert header == ["url", "canonical_url", "title", "body", "cepr_error", "page_type"]
+    assert len(rows) == len(EXPECTED) and all(len(row) == 6 for row in rows)
+    assert all(row[1] and row[2] and row[3] and row[4] == "" and row[5] == "article" for row in rows)
     assert "dropped fields" not in done.stderr
 
 
@@ -213,7 +213,7 @@ def test_pipeline_disabled_through_item_pipelines_exports_every_item(tmp_path: P
     assert done.returncode == 0, done.stderr[-3000:]
     items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert sorted(Path(i["url"]).name for i in items) == sorted(EXPECTED)
-    assert all(set(i) == {"url"} for i in items)  # not cleaned, but not lost
+    assert all(set(i) == {"url", "canonical_url"} for i in items)  # not cleaned, but not lost
     assert "TypeError" not in done.stderr
 
 

@@ -175,7 +175,10 @@ def test_addon_keeps_the_projects_priorities():
     settings = Settings({"ITEM_PIPELINES": {"scrapy_cepr.pipelines.CEPRPipeline": 700}})
     Addon().update_settings(settings)
     pipelines = settings.getdict("ITEM_PIPELINES")
-    assert pipelines == {"scrapy_cepr.pipelines.CEPRPipeline": 700}
+    # (+ the canonical-URL pipeline of incremental crawling, issue 22, at its own priority)
+    from scrapy_cepr.incremental import CanonicalPipeline
+
+    assert pipelines == {"scrapy_cepr.pipelines.CEPRPipeline": 700, CanonicalPipeline: 50}
 
 
 def test_settings_doc_defaults_match_the_code():

@@ -1,4 +1,5 @@
-"""``newsspider``: crawl a news site and export one cleaned item per page."""
+"""``newsspider``: discover a news site's articles (sitemaps, feeds, links) and export one
+cleaned item per page."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.linkextractors import LinkExtractor
 from w3lib.url import file_uri_to_path
 
+from scrapy_cepr.discovery import DiscoveryMixin, canonical_url
+
 logger = logging.getLogger(__name__)
 
 #: The offline demo site shipped with the project (crawled when no start_urls is given).
@@ -22,14 +25,28 @@ SITE_INDEX = Path(__file__).resolve().parents[2] / "site" / "index.html"
 LOCAL_SLOT = "local-files"
 
 
-class NewsSpider(scrapy.Spider):
-    """Crawl a news site breadth-first and yield one item per page for scrapy-cepr.
+class NewsSpider(DiscoveryMixin, scrapy.Spider):
+    """Crawl a news site and yield one item per page for scrapy-cepr.
 
     Arguments (``-a name=value``):
 
     ``start_urls``
         Comma-separated ``http(s)://`` or ``file://`` URLs. Without it the spider crawls
         the demo site in ``example_project/site/`` (offline, over ``file://``).
+    ``since``
+        ``YYYY-MM-DD``, an ISO 8601 date-time, ``-Nd`` or ``-Nh``: sitemap and feed
+        entries whose newest date (``lastmod``, news publication date, feed date) is
+        older are not fetched (stat ``cepr/since/skipped``); undated entries and links
+        are.
+
+    Discovery (:mod:`scrapy_cepr.discovery`), for each ``http(s)`` start URL: the
+    sitemaps named in its ``robots.txt`` (sitemap indexes, Google News sitemaps, gzipped
+    or not), the RSS/Atom feeds its start page links (``<link rel="alternate">``), and
+    same-site links. Pages found in a sitemap or feed are at depth 1, like the links of
+    the start page. Stats per source: ``cepr/discovered/sitemap``, ``.../feed``,
+    ``.../links``. With ``-s CEPR_STATE_DIR=DIR`` the crawl is incremental: pages an
+    earlier run exported are not fetched again unless their sitemap/feed date is newer
+    (:mod:`scrapy_cepr.incremental`).
 
     Which pages become items: **every page reached from a start URL, but not the start
     URLs themselves** (they are taken to be home or section pages). A page is reached by
@@ -47,7 +64,10 @@ class NewsSpider(scrapy.Spider):
     Item fields, once exported (``scrapy crawl newsspider -O cleaned.jsonl``), the same on
     every item (a CSV feed has the same columns on every row):
 
-    * ``url``: the page's URL (after redirects);
+    * ``url``: the page's URL (after redirects): the URL it was fetched from;
+    * ``canonical_url``: its ``<link rel="canonical">``, else ``og:url``, else ``url``,
+      normalised with w3lib's ``canonicalize_url``; two pages with the same canonical
+      URL are one article (the second is dropped, stat ``cepr/canonical/duplicates``);
     * ``title``: the headline, and ``body``: the main content, one paragraph per line,
       both filled by the CEPR pipeline (field names: settings ``CEPR_TITLE_FIELD``,
       ``CEPR_BODY_FIELD``);
@@ -63,8 +83,10 @@ class NewsSpider(scrapy.Spider):
 
     name = "newsspider"
 
-    def __init__(self, start_urls: str | None = None, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, start_urls: str | None = None, since: str | None = None, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.since = since
+        _ = self.since_date  # a bad value fails here, before the crawl starts
         if start_urls is None:
             urls = [SITE_INDEX.as_uri()]
         else:
@@ -89,24 +111,32 @@ class NewsSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.start_urls:
             yield scrapy.Request(url, callback=self.parse, meta=self._meta(url))
+            for request in self.discovery_start(url):
+                yield request
 
     def parse(self, response: Response) -> Iterator[dict[str, Any] | scrapy.Request]:
         """Yield the page's item (unless it is a start page) and requests for its
-        same-site links."""
+        same-site links (and, on a start page, its feeds)."""
         depth = response.meta.get("depth", 0)
         if depth > 0:
-            yield {"url": response.url}
+            yield {"url": response.url, "canonical_url": canonical_url(response)}
         if not isinstance(response, HtmlResponse):
             return
+        if depth == 0:
+            yield from self.feed_requests(response)
         limit = self.settings.getint("DEPTH_LIMIT")
         if limit and depth >= limit:
             # Requests for these links would be dropped by DepthMiddleware; extracting
             # them is the costliest part of the spider (measured: ~2/3 of the crawler's CPU
             # with DEPTH_LIMIT=1 on the benchmark pages), so skip it.
             return
-        for link in self._links.extract_links(response):
-            if self._same_site(link.url):
-                yield response.follow(link, callback=self.parse, meta=self._meta(link.url))
+        yield from self.link_requests(response, self._links.extract_links(response))
+
+    def _in_scope(self, response: Response | None, url: str) -> bool:
+        return self._same_site(url)
+
+    def _child_meta(self, response: Response | None, url: str) -> dict[str, Any]:
+        return self._meta(url)
 
     def _same_site(self, url: str) -> bool:
         parts = urlparse(url)

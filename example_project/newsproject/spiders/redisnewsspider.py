@@ -27,6 +27,12 @@ The keys stay in Redis after the crawl (``SCHEDULER_PERSIST``): the duplicate fi
 remembers every page, start URLs included (a start URL crawled before is not crawled
 again). For a fresh crawl of the same site, delete them first:
 ``redis-cli del redisnewsspider:requests redisnewsspider:dupefilter``.
+
+Discovery (sitemaps, feeds, ``-a since=...``) works as in ``newsspider``. Incremental
+crawling (``-s CEPR_STATE_DIR=any``): the state lives in Redis, in
+``redisnewsspider:cepr:exported`` and ``redisnewsspider:cepr:canonical``
+(:mod:`scrapy_cepr.incremental`), shared by every crawler; for the next run delete only
+the duplicate filter (``redis-cli del redisnewsspider:dupefilter``) and keep those.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -145,22 +151,27 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
         meta = {**self._meta(url), SITE_META: site}
         # Filtered like any request, so the shared duplicate filter knows the start page
         # and a link back to it (a "Home" link) is not crawled and exported as a page.
-        return [scrapy.Request(url, callback=self.parse, meta=meta)]
+        requests = [scrapy.Request(url, callback=self.parse, meta=meta)]
+        for request in self.discovery_start(url):  # robots.txt -> sitemaps
+            request.meta[SITE_META] = site
+            requests.append(request)
+        return requests
 
-    def parse(self, response: Response) -> Iterator[dict[str, Any] | scrapy.Request]:
-        """:meth:`NewsSpider.parse`, with the same-site rule of the page's own start URL."""
-        site = response.meta.get(SITE_META)
-        scope = None
-        if site is not None:
-            domains, roots = site
-            scope = SimpleNamespace(_domains=list(domains), _file_roots=[Path(r) for r in roots])
-        for output in super().parse(response):
-            if isinstance(output, scrapy.Request):
-                if scope is None or not NewsSpider._same_site(scope, output.url):  # type: ignore[arg-type]
-                    continue
-                output.meta[SITE_META] = site
-            yield output
+    def _in_scope(self, response: Response | None, url: str) -> bool:
+        """The same-site rule of the start URL the page descends from (its ``SITE_META``)."""
+        site = response.meta.get(SITE_META) if response is not None else None
+        if site is None:
+            return False
+        domains, roots = site
+        scope = SimpleNamespace(_domains=list(domains), _file_roots=[Path(r) for r in roots])
+        return NewsSpider._same_site(scope, url)  # type: ignore[arg-type]
+
+    def _child_meta(self, response: Response | None, url: str) -> dict[str, Any]:
+        meta = self._meta(url)
+        if response is not None and SITE_META in response.meta:
+            meta[SITE_META] = response.meta[SITE_META]
+        return meta
 
     def _same_site(self, url: str) -> bool:
-        # Decided per page in parse(), from the page's start URL.
+        # Decided per page in _in_scope(), from the page's start URL.
         return True
