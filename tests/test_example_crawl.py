@@ -151,8 +151,9 @@ def test_fields_titles_and_bodies(crawl: tuple[list[dict], str]) -> None:
         name = Path(item["url"]).name
         title, present, absent = EXPECTED[name]
         # Every output field, no html; no error; all demo pages are articles.
-        assert list(item) == ["url", "canonical_url", "title", "body", "cepr_error", "page_type"], (name, list(item))
+        assert list(item) == ["url", "canonical_url", "title", "body", "cepr_error", "page_type", "cepr_confidence"], (name, list(item))
         assert item["cepr_error"] is None and item["page_type"] == "article", name
+        assert 0.0 <= item["cepr_confidence"] <= 1.0, name
         assert item["title"] == title, name
         for text in present:
             assert text in item["body"], (name, text)
@@ -200,8 +201,8 @@ def test_csv_feed_has_the_same_columns_on_every_row(tmp_path: Path) -> None:
         reader = csv.reader(f)
         header = next(reader)
         rows = list(reader)
-    assert header == ["url", "canonical_url", "title", "body", "cepr_error", "page_type"]
-    assert len(rows) == len(EXPECTED) and all(len(row) == 6 for row in rows)
+    assert header == ["url", "canonical_url", "title", "body", "cepr_error", "page_type", "cepr_confidence"]
+    assert len(rows) == len(EXPECTED) and all(len(row) == 7 for row in rows)
     assert all(row[1] and row[2] and row[3] and row[4] == "" and row[5] == "article" for row in rows)
     assert "dropped fields" not in done.stderr
 
