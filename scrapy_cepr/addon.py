@@ -2,7 +2,8 @@
 
 It adds :class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware` to
 ``SPIDER_MIDDLEWARES`` and :class:`~scrapy_cepr.pipelines.CEPRPipeline` to
-``ITEM_PIPELINES`` (Scrapy add-on API, ``update_settings(settings)``), unless the project
+``ITEM_PIPELINES`` (and :class:`~scrapy_cepr.dedup.DedupPipeline` when ``CEPR_DEDUP`` is
+not ``"off"``) (Scrapy add-on API, ``update_settings(settings)``), unless the project
 already lists them, in which case its priorities are kept. Everything else is read from
 the ``CEPR_*`` settings (see :data:`scrapy_cepr.settings.SETTINGS_DOC`), validated when
 the crawl starts.
@@ -18,12 +19,16 @@ from .pipelines import CEPRPipeline
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITY", "Addon"]
+__all__ = ["DEDUP_PRIORITY", "MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITY", "Addon"]
 
 #: Order of the spider middleware. Low numbers are close to the engine, so the
 #: middleware sees each item last on its way out of the spider: later replacements of
 #: the item by other middlewares cannot separate it from its page.
 MIDDLEWARE_PRIORITY = 10
+
+#: Order of :class:`scrapy_cepr.dedup.DedupPipeline` (``CEPR_DEDUP`` not ``"off"``): after
+#: the cleaning pipeline, whose body it compares, before typical storage pipelines.
+DEDUP_PRIORITY = 200
 
 #: Order of the pipeline: 100, before the pipeline of ``scrapy startproject``'s
 #: template (300) and typical storage pipelines (300–900), so that they see cleaned items
@@ -45,3 +50,7 @@ class Addon:
         """Add the components to *settings* (kept if already present)."""
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CEPRSpiderMiddleware, MIDDLEWARE_PRIORITY)
         settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", CEPRPipeline, PIPELINE_PRIORITY)
+        if settings.get("CEPR_DEDUP", "off") != "off":  # ImportError naming the extra without datasketch
+            from .dedup import DedupPipeline
+
+            settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", DedupPipeline, DEDUP_PRIORITY)

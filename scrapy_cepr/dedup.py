@@ -1,0 +1,567 @@
+"""Near-duplicate stories: the same story published twice is marked or dropped.
+
+Two pages carry **the same story** when the word 3-shingles of their cleaned bodies
+(``CEPR_BODY_FIELD``) have a Jaccard similarity of at least ``CEPR_DEDUP_THRESHOLD``:
+|A ∩ B| / |A ∪ B| over the sets of consecutive 3-word sequences, words being Unicode
+``\\w+`` runs, lower-cased. The title, the URL and the page's boilerplate do not count;
+an edited headline, a moved paragraph, an appended correction or another site template
+around the same body keep the story; another story on the same topic does not share it.
+
+The layers:
+
+* pure functions (no state): :func:`shingles` (text -> set of shingles),
+  :func:`signature` (text -> MinHash signature, a ``uint32`` array of :data:`NUM_PERM`
+  values, datasketch's ``affine32`` scheme, fixed :data:`SEED`), :func:`similarity`
+  (two signatures -> estimated Jaccard) and :func:`jaccard` (exact, on shingle sets);
+* the indexes: :class:`DedupIndex` (in memory, with datasketch's ``MinHashLSH``; persisted
+  in a SQLite file of the state directory) and :class:`RedisDedupIndex` (the distributed
+  mode: LSH band buckets in Redis, with an atomic insert-or-get);
+* :class:`DedupPipeline`, the item pipeline that runs after
+  :class:`~scrapy_cepr.pipelines.CEPRPipeline` (the add-on registers it when
+  ``CEPR_DEDUP`` is not ``"off"``).
+
+Only the **first** article of a story is indexed; a later page whose body matches it
+(the LSH gives the candidates, the signatures' estimated Jaccard confirms them) is a
+duplicate, and its ``duplicate_of`` field is the first article's URL (its
+``canonical_url`` when it has one, else its ``url``). Of several matching stories the
+earliest indexed wins. A URL is indexed once, with the body of its first export: the same
+URL seen again is never a duplicate of itself.
+
+Needs ``pip install "scrapy-cepr[dedup]"`` (datasketch ≥ 1.6 with the ``affine32`` scheme
+of 2.0).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import time
+from collections.abc import Iterable
+from hashlib import blake2b
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem, NotConfigured
+
+try:
+    from datasketch import MinHash, MinHashLSH
+except ImportError as exc:  # the crawl stops at start (the add-on imports this module), naming the extra
+    raise ImportError(f'scrapy_cepr.dedup needs datasketch ({exc}): pip install "scrapy-cepr[dedup]"') from exc
+
+from .pagestore import try_set
+from .settings import DEDUP_MODES, CEPRConfig
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = [
+    "DEDUP_MODES",
+    "DUPLICATE_FIELD",
+    "NUM_PERM",
+    "SEED",
+    "SHINGLE_WORDS",
+    "DedupIndex",
+    "DedupPipeline",
+    "RedisDedupIndex",
+    "jaccard",
+    "shingles",
+    "signature",
+    "similarity",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Words per shingle.
+SHINGLE_WORDS = 3
+#: MinHash permutations (signature length). The standard error of the estimated Jaccard
+#: J is sqrt(J(1-J)/NUM_PERM): 0.044 at J = 0.5.
+NUM_PERM = 128
+#: Seed of the MinHash permutations: every crawler and run computes the same signatures.
+SEED = 1
+#: The datasketch permutation scheme (32-bit values, stored as ``uint32``).
+SCHEME = "affine32"
+#: The output field: the URL of the first article with the same story, or None.
+DUPLICATE_FIELD = "duplicate_of"
+#: The state file in ``CEPR_STATE_DIR``.
+STATE_FILE = "dedup.sqlite"
+
+_WORD = re.compile(r"\w+")
+#: The permutations of every signature, computed once (read-only).
+_PERMUTATIONS = MinHash(num_perm=NUM_PERM, seed=SEED, scheme=SCHEME).permutations
+_PERMUTATIONS.setflags(write=False)
+
+
+# -- the pure layer ------------------------------------------------------------------------
+
+def shingles(text: str, k: int = SHINGLE_WORDS) -> set[bytes]:
+    """The word *k*-shingles of *text*: every run of *k* consecutive words (Unicode
+    ``\\w+``, lower-cased), joined by a space, UTF-8 encoded. A text of fewer than *k*
+    (but at least one) words is one shingle; a text without words gives the empty set.
+
+    :raises ValueError: *k* < 1.
+
+    >>> sorted(shingles("The cat sat on the mat.", 3))
+    [b'cat sat on', b'on the mat', b'sat on the', b'the cat sat']
+    >>> shingles("Breaking news", 3), shingles(" -- ", 3)
+    ({b'breaking news'}, set())
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1; got {k}")
+    words = _WORD.findall(text.lower())
+    if not words:
+        return set()
+    if len(words) < k:
+        return {" ".join(words).encode("utf-8")}
+    return {" ".join(words[i:i + k]).encode("utf-8") for i in range(len(words) - k + 1)}
+
+
+def signature(text: str | Iterable[bytes]) -> np.ndarray:
+    """The MinHash signature of *text* (a body: its :func:`shingles`) or of a set of
+    shingles: a ``uint32`` array of :data:`NUM_PERM` values (datasketch ``MinHash``,
+    scheme ``affine32``, seed :data:`SEED`, SHA-1 of each shingle). Deterministic: the same
+    text gives the same signature in every process.
+
+    :raises ValueError: no shingle (a text without words).
+
+    >>> a = signature("The harbour wall fell into the sea on Sunday night")
+    >>> a.dtype, a.shape, bool((a == signature("the HARBOUR wall fell into the sea, on Sunday night!")).all())
+    (dtype('uint32'), (128,), True)
+    """
+    values = shingles(text) if isinstance(text, str) else set(text)
+    if not values:
+        raise ValueError("no words to sign: a body without words has no story")
+    m = MinHash(num_perm=NUM_PERM, permutations=_PERMUTATIONS, scheme=SCHEME)
+    m.update_batch(sorted(values))
+    return np.asarray(m.hashvalues, dtype=np.uint32)
+
+
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """The estimated Jaccard similarity of two signatures of :func:`signature`: the
+    share of positions where they agree, in [0, 1].
+
+    :raises ValueError: signatures of different lengths.
+
+    >>> s = "Residents were told to keep away from the harbour while the council inspects the old wall"
+    >>> similarity(signature(s), signature(s))
+    1.0
+    >>> similarity(signature(s), signature("Shares fell sharply in Tokyo after the central bank kept rates")) < 0.1
+    True
+    """
+    if a.shape != b.shape:
+        raise ValueError(f"signatures of different lengths: {a.shape} and {b.shape}")
+    return float(np.count_nonzero(a == b)) / a.size
+
+
+def jaccard(a: set[bytes], b: set[bytes]) -> float:
+    """The exact Jaccard similarity |a ∩ b| / |a ∪ b| of two shingle sets (0.0 when both
+    are empty).
+
+    >>> jaccard(shingles("a b c d"), shingles("a b c e"))
+    0.3333333333333333
+    """
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def _lsh(threshold: float, params: tuple[int, int] | None = None) -> MinHashLSH:
+    """An in-memory datasketch LSH over :data:`NUM_PERM` permutations: its bands *b* x
+    rows *r* chosen by datasketch for *threshold* (false positives and negatives weighted
+    equally) unless *params* gives them."""
+    return MinHashLSH(threshold=threshold, num_perm=NUM_PERM, params=params)
+
+
+def _minhash(sig: np.ndarray) -> MinHash:
+    return MinHash(num_perm=NUM_PERM, hashvalues=sig, permutations=_PERMUTATIONS, scheme=SCHEME)
+
+
+def _check_threshold(threshold: float) -> float:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+        raise ValueError(f"CEPR_DEDUP_THRESHOLD must be a Jaccard similarity in (0, 1]; got {threshold!r}")
+    return float(threshold)
+
+
+# -- the indexes ---------------------------------------------------------------------------
+
+class DedupIndex:
+    """The first article of each story, in memory (datasketch ``MinHashLSH``), optionally
+    persisted in the SQLite file *path* (``CEPR_STATE_DIR/dedup.sqlite``): the table
+    ``stories(seq, url, signature)`` holds each first article's URL and its signature
+    (:data:`NUM_PERM` ``uint32`` values, 512 bytes, little-endian), and the LSH is rebuilt
+    from it when the index opens. No pickle. One crawler per file (another crawler's
+    inserts are not seen until the next open); crawlers sharing a story index use
+    :class:`RedisDedupIndex`.
+
+    :param threshold: the Jaccard similarity from which two bodies are the same story.
+    :raises ValueError: a bad *threshold*, or a file written with other signatures
+        (another :data:`NUM_PERM`, :data:`SEED`, shingle length or scheme).
+
+    >>> index = DedupIndex(0.5)
+    >>> story = "The harbour wall, built in 1820, fell into the sea on Sunday night. Nobody was hurt."
+    >>> index.find_or_add("http://a.example/wall", signature(story)) is None
+    True
+    >>> index.find_or_add("http://b.example/wall", signature(story + " Correction: it was built in 1821."))
+    'http://a.example/wall'
+    >>> index.find_or_add("http://a.example/wall", signature(story)) is None  # itself: not a duplicate
+    True
+    >>> len(index)
+    1
+    """
+
+    def __init__(self, threshold: float, path: str | Path | None = None) -> None:
+        self.threshold = _check_threshold(threshold)
+        self.lsh = _lsh(self.threshold)
+        #: url -> (seq, signature) of every indexed story.
+        self.stories: dict[str, tuple[int, np.ndarray]] = {}
+        self.path = Path(path) if path is not None else None
+        self.db: sqlite3.Connection | None = None
+        if self.path is not None:
+            self._open()
+
+    def __len__(self) -> int:
+        return len(self.stories)
+
+    def _open(self) -> None:
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS stories (seq INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, "
+                   "signature BLOB NOT NULL)")
+        expected = _meta()
+        found = dict(db.execute("SELECT key, value FROM meta"))
+        if not found:
+            db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(expected.items()))
+            db.commit()
+        elif found != expected:
+            db.close()
+            raise ValueError(f"{self.path}: written with other signatures ({found}; this version uses {expected}); "
+                             "use another CEPR_STATE_DIR or delete the file")
+        with self.lsh.insertion_session() as session:
+            for seq, url, blob in db.execute("SELECT seq, url, signature FROM stories ORDER BY seq"):
+                sig = _from_bytes(blob)
+                self.stories[url] = (seq, sig)
+                session.insert(url, _minhash(sig), check_duplication=False)
+        self.db = db
+
+    def find_or_add(self, url: str, sig: np.ndarray) -> str | None:
+        """The URL of the earliest indexed story whose signature's estimated Jaccard
+        with *sig* reaches the threshold, or None after indexing *url* as a new story's
+        first article (an already indexed *url* is not indexed again)."""
+        own = self.stories.get(url)
+        if own is not None and similarity(own[1], sig) >= self.threshold:
+            return None
+        first = _earliest_match(sig, self.threshold, ((u, *self.stories[u]) for u in self.lsh.query(_minhash(sig))
+                                                      if u != url))
+        if first is not None or own is not None:
+            return first
+        seq = max((s for s, _ in self.stories.values()), default=0) + 1 if self.db is None else self._store(url, sig)
+        self.stories[url] = (seq, sig)
+        self.lsh.insert(url, _minhash(sig), check_duplication=False)
+        return None
+
+    def _store(self, url: str, sig: np.ndarray) -> int:
+        assert self.db is not None
+        with self.db:
+            cursor = self.db.execute("INSERT INTO stories (url, signature) VALUES (?, ?)", (url, _to_bytes(sig)))
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def close(self) -> None:
+        """Close the state file (every insert is already committed)."""
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+
+#: Atomic insert-or-get of a new story in Redis. KEYS: the signatures hash, the sequence
+#: hash, the counter, then the b band lists; ARGV: the URL, its signature, then the length
+#: of each band list when the caller read it. If another crawler added a URL to one of
+#: these band lists since, nothing is written and ``{"changed", length of each band list,
+#: new URLs...}`` is returned for the caller to compare; if the URL is already indexed, ``{"exists"}``; else the story is indexed
+#: (the URL appended to every band list) and ``{"added", seq}`` returned.
+_CLAIM = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'exists'} end
+local out, new, changed = {'changed'}, {}, false
+for i = 4, #KEYS do
+  local known = tonumber(ARGV[i - 1])
+  local n = redis.call('LLEN', KEYS[i])
+  table.insert(out, n)
+  if n > known then
+    changed = true
+    for _, u in ipairs(redis.call('LRANGE', KEYS[i], known, -1)) do table.insert(new, u) end
+  end
+end
+if changed then
+  for _, u in ipairs(new) do table.insert(out, u) end
+  return out
+end
+local seq = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], seq)
+for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], ARGV[1]) end
+return {'added', seq}
+"""
+
+#: Store the LSH parameters and signature format at first use; return what is stored.
+_META = """
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+
+class RedisDedupIndex:
+    """The first article of each story, shared in Redis by every crawler of a spider
+    (the distributed mode). Keys, under *prefix* (``<spider>:dedup``): ``:sig`` (hash
+    URL -> signature, 512 bytes), ``:seq`` (hash URL -> order of indexing), ``:next``
+    (counter), ``:meta`` (the LSH bands and signature format, fixed by the first crawler)
+    and ``:band:<i>:<hash>`` (list of the URLs whose band *i* hashes there). Memory: about
+    0.6 KB per story plus the URL 1 + b times.
+
+    A new story is indexed by one Lua script that first checks that no crawler added a
+    URL to its band lists since they were read (else it compares those and retries), so
+    two crawlers never both index the same story as its first article.
+
+    :param server: a redis-py client (``decode_responses=False`` or True).
+    :raises ValueError: a bad *threshold*, or an index written with other signatures.
+    """
+
+    def __init__(self, server: Any, prefix: str, threshold: float) -> None:
+        self.server = server
+        self.threshold = _check_threshold(threshold)
+        self.sig_key, self.seq_key, self.next_key = (f"{prefix}:sig", f"{prefix}:seq", f"{prefix}:next")
+        self.band_prefix = f"{prefix}:band"
+        self._claim = server.register_script(_CLAIM)
+        lsh = _lsh(self.threshold)
+        wanted = {**_meta(), "bands": str(lsh.b), "rows": str(lsh.r)}
+        stored = {_text(k): _text(v) for k, v in _pairs(server.register_script(_META)(
+            keys=[f"{prefix}:meta"], args=[x for kv in sorted(wanted.items()) for x in kv]))}
+        if {k: stored.get(k) for k in _meta()} != _meta():
+            raise ValueError(f"Redis {prefix}:meta was written with other signatures ({stored}); this version "
+                             f"uses {_meta()}: delete the {prefix}:* keys")
+        self.bands, self.rows = int(stored["bands"]), int(stored["rows"])
+        if (self.bands, self.rows) != (lsh.b, lsh.r):
+            logger.info("dedup: the Redis index uses %d bands of %d rows (set by the first crawler); "
+                        "CEPR_DEDUP_THRESHOLD=%g alone would choose %d x %d", self.bands, self.rows,
+                        self.threshold, lsh.b, lsh.r)
+
+    def band_keys(self, sig: np.ndarray) -> list[str]:
+        """The band list of *sig* in each of the LSH's bands."""
+        r = self.rows
+        return [f"{self.band_prefix}:{i}:{blake2b(sig[i * r:(i + 1) * r].astype('<u4').tobytes(), digest_size=8).hexdigest()}"
+                for i in range(self.bands)]
+
+    def find_or_add(self, url: str, sig: np.ndarray, attempts: int = 20) -> str | None:
+        """As :meth:`DedupIndex.find_or_add`, atomic among crawlers.
+
+        :raises RuntimeError: the band lists changed *attempts* times in a row while
+            indexing (a pathological contention)."""
+        keys = self.band_keys(sig)
+        pipe = self.server.pipeline(transaction=False)
+        for key in keys:
+            pipe.lrange(key, 0, -1)
+        pipe.hget(self.sig_key, url)
+        *lists, own = pipe.execute()
+        if own is not None and similarity(_from_bytes(own), sig) >= self.threshold:
+            return None
+        seen: set[str] = set()
+        candidates = [_text(u) for members in lists for u in members]
+        lengths = [len(members) for members in lists]
+        for _ in range(attempts):
+            first = self._earliest({u for u in candidates if u != url and u not in seen}, sig)
+            if first is not None:
+                return first
+            seen.update(candidates)
+            if own is not None:
+                return None
+            result = self._claim(keys=[self.sig_key, self.seq_key, self.next_key, *keys], args=[url, _to_bytes(sig),
+                                                                                                 *lengths])
+            status = _text(result[0])
+            if status == "added":
+                return None
+            if status == "exists":  # another crawler indexed this URL meanwhile
+                own = self.server.hget(self.sig_key, url)
+                if own is not None and similarity(_from_bytes(own), sig) >= self.threshold:
+                    return None
+                candidates = []
+                continue
+            n = len(keys)
+            lengths = [int(x) for x in result[1:n + 1]]
+            candidates = [_text(u) for u in result[n + 1:]]
+        raise RuntimeError(f"dedup: the Redis band lists of {url} kept changing ({attempts} attempts)")
+
+    def _earliest(self, urls: set[str], sig: np.ndarray) -> str | None:
+        if not urls:
+            return None
+        ordered = sorted(urls)
+        pipe = self.server.pipeline(transaction=False)
+        pipe.hmget(self.sig_key, ordered)
+        pipe.hmget(self.seq_key, ordered)
+        sigs, seqs = pipe.execute()
+        rows = [(u, int(q), _from_bytes(s)) for u, s, q in zip(ordered, sigs, seqs) if s is not None and q is not None]
+        return _earliest_match(sig, self.threshold, rows)
+
+    def close(self) -> None:
+        """Nothing to close (the client belongs to the crawler)."""
+
+
+def _earliest_match(sig: np.ndarray, threshold: float, rows: Iterable[tuple[str, int, np.ndarray]]) -> str | None:
+    """Of *rows* ``(url, seq, signature)``, the URL with the lowest seq whose signature
+    reaches *threshold* with *sig*; None if none does."""
+    best: tuple[int, str] | None = None
+    for url, seq, other in rows:
+        if similarity(sig, other) >= threshold and (best is None or seq < best[0]):
+            best = (seq, url)
+    return None if best is None else best[1]
+
+
+def _meta() -> dict[str, str]:
+    """What makes two signatures comparable, as stored with an index."""
+    return {"num_perm": str(NUM_PERM), "seed": str(SEED), "shingle_words": str(SHINGLE_WORDS), "scheme": SCHEME,
+            "hash": "sha1_hash32", "words": _WORD.pattern, "lower": "1"}
+
+
+def _to_bytes(sig: np.ndarray) -> bytes:
+    return sig.astype("<u4").tobytes()
+
+
+def _from_bytes(blob: bytes) -> np.ndarray:
+    sig = np.frombuffer(blob, dtype="<u4").astype(np.uint32)
+    if sig.size != NUM_PERM:
+        raise ValueError(f"a stored signature has {sig.size} values, expected {NUM_PERM}")
+    return sig
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _pairs(flat: list[Any]) -> list[tuple[Any, Any]]:
+    return list(zip(flat[::2], flat[1::2]))
+
+
+# -- the pipeline --------------------------------------------------------------------------
+
+def _distributed(settings: Any) -> bool:
+    """Whether the crawl is distributed over Redis: its ``SCHEDULER`` is scrapy-redis's
+    or :class:`scrapy_cepr.distributed.RecoveringScheduler`, or ``REDIS_URL`` is set."""
+    scheduler = settings.get("SCHEDULER")
+    path = scheduler if isinstance(scheduler, str) else f"{getattr(scheduler, '__module__', '')}."
+    return path.startswith(("scrapy_redis.", "scrapy_cepr.distributed.")) or bool(settings.get("REDIS_URL"))
+
+
+class DedupPipeline:
+    """Mark (``CEPR_DEDUP="mark"``) or drop (``"drop"``) the items whose body repeats the
+    story of an earlier item (see the module docstring for what counts as the same story).
+
+    Runs after :class:`~scrapy_cepr.pipelines.CEPRPipeline` (the add-on places it at
+    :data:`scrapy_cepr.addon.DEDUP_PRIORITY`, 200), on the cleaned body. Only items with a
+    body and no ``CEPR_ERROR_FIELD`` value are compared (empty, failed, skipped and
+    timed-out pages pass untouched, counted ``cepr/dedup/skipped``). It writes
+    ``duplicate_of`` (:data:`DUPLICATE_FIELD`): the URL of the first article with the story
+    (its ``canonical_url`` when the item has one, else ``CEPR_URL_FIELD``), or None; item
+    classes without the field are compared and counted but not marked.
+
+    The index of first articles: in Redis in the distributed mode (:func:`_distributed`,
+    keys ``<spider>:dedup:*``, :class:`RedisDedupIndex`), else in
+    ``CEPR_STATE_DIR/dedup.sqlite`` when ``CEPR_STATE_DIR`` is set (:class:`DedupIndex`), else
+    in memory for this crawl only.
+
+    Stats: ``cepr/duplicates`` (items found to repeat a story), ``cepr/dropped/duplicate``
+    (``"drop"``), ``cepr/dedup/skipped``, ``cepr/dedup/stories`` (new stories indexed) and
+    ``cepr/dedup_seconds`` (float: time spent signing and searching, to compare with
+    ``cepr/extraction_seconds``).
+
+    :raises NotConfigured: ``CEPR_DEDUP="off"`` or ``CEPR_ENABLED=False``.
+    :raises ValueError: a bad ``CEPR_*`` setting (:class:`~scrapy_cepr.settings.CEPRConfig`).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.config = CEPRConfig.from_crawler(crawler)
+        if not self.config.enabled or self.config.dedup == "off":
+            raise NotConfigured("CEPR_DEDUP is 'off'" if self.config.enabled else "CEPR_ENABLED is False")
+        self.threshold = _check_threshold(self.config.dedup_threshold)
+        self.stats = crawler.stats
+        self.index: DedupIndex | RedisDedupIndex | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
+        """Scrapy's constructor hook: ``cls(crawler)``."""
+        return cls(crawler)
+
+    async def open_spider(self) -> None:
+        """Open the index: Redis, the state file or memory (see the class docstring).
+
+        :raises ValueError: an index written with other signatures.
+        :raises scrapy_cepr.exceptions.RedisUnavailableError: Redis cannot be reached.
+        """
+        settings = self.crawler.settings
+        spider = self.crawler.spider
+        if _distributed(settings):
+            from scrapy_redis.connection import get_redis_from_settings
+
+            from .distributed import check_redis
+
+            server = get_redis_from_settings(settings)
+            check_redis(server)
+            prefix = f"{spider.name if spider is not None else 'crawl'}:dedup"
+            self.index = RedisDedupIndex(server, prefix, self.threshold)
+            where = f"Redis ({prefix}:*)"
+            if self.config.state_dir:
+                logger.info("dedup: distributed mode, the story index is in Redis, not in CEPR_STATE_DIR")
+        elif self.config.state_dir:
+            path = Path(self.config.state_dir) / STATE_FILE
+            self.index = DedupIndex(self.threshold, path)
+            where = f"{path} ({len(self.index)} stories)"
+        else:
+            self.index = DedupIndex(self.threshold)
+            where = "memory (this crawl only; set CEPR_STATE_DIR to keep it)"
+        logger.info("dedup: CEPR_DEDUP=%r, Jaccard threshold %g, story index in %s", self.config.dedup,
+                    self.threshold, where)
+
+    async def close_spider(self) -> None:
+        """Close the index."""
+        if self.index is not None:
+            self.index.close()
+            self.index = None
+
+    async def process_item(self, item: Any) -> Any:
+        """Compare *item*'s body with the stories seen; return the item with
+        ``duplicate_of`` set (the same object).
+
+        :raises DropItem: ``CEPR_DEDUP="drop"`` and the item repeats a story.
+        """
+        c = self.config
+        adapter = ItemAdapter(item)
+        body = adapter.get(c.body_field)
+        url = adapter.get("canonical_url") or adapter.get(c.url_field)
+        if not isinstance(body, str) or adapter.get(c.error_field) or not isinstance(url, str) or not url:
+            self.stats.inc_value("cepr/dedup/skipped")
+            if DUPLICATE_FIELD not in adapter:
+                try_set(adapter, DUPLICATE_FIELD, None)
+            return item
+        assert self.index is not None, "open_spider() was not called"
+        started = time.perf_counter()
+        try:
+            sig = signature(body)
+        except ValueError:  # a body without words
+            self.stats.inc_value("cepr/dedup/skipped")
+            try_set(adapter, DUPLICATE_FIELD, None)
+            return item
+        first = self.index.find_or_add(url, sig)
+        self.stats.inc_value("cepr/dedup_seconds", time.perf_counter() - started, start=0.0)  # type: ignore[arg-type]
+        try_set(adapter, DUPLICATE_FIELD, first)
+        if first is None:
+            self.stats.inc_value("cepr/dedup/stories")
+            return item
+        self.stats.inc_value("cepr/duplicates")
+        logger.debug("dedup: %s repeats the story of %s", url, first)
+        if c.dedup == "drop":
+            self.stats.inc_value("cepr/dropped/duplicate")
+            raise DropItem(f"CEPR: {url} repeats the story of {first}", log_level="DEBUG")
+        return item
