@@ -148,11 +148,16 @@ def build_pairs(samples: list) -> tuple[list[tuple[str, str, str, str]], dict[st
     return pairs, bases, extraction
 
 
-def found(first: str, second: str, threshold: float) -> bool:
-    """Whether the index, holding *first*, finds *second* a duplicate of it."""
+def _sign(text: str) -> np.ndarray | None:
     try:
-        a, b = signature(first), signature(second)
+        return signature(text)
     except ValueError:  # a body without words: never compared
+        return None
+
+
+def found(a: np.ndarray | None, b: np.ndarray | None, threshold: float) -> bool:
+    """Whether the index, holding signature *a*, finds *b* a duplicate of it."""
+    if a is None or b is None:
         return False
     index = DedupIndex(threshold)
     index.find_or_add("first", a)
@@ -204,13 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     for kind, values in exact.items():
         print(f"  {kind:11s} {len(values):4d} pairs  {min(values):.3f} / {np.median(values):.3f} / {max(values):.3f}")
 
+    signed = [(kind.split(":")[0], _sign(a), _sign(b)) for kind, _, a, b in pairs]
+    base_sigs = [sig for sig in (_sign(body) for body in bases.values()) if sig is not None]
     rows = []
     for t in THRESHOLDS:
         tp = fp = fn = 0
         per_kind: dict[str, int] = {}
-        for kind, _, a, b in pairs:
+        for kind, a, b in signed:
             hit = found(a, b, t)
-            kind = kind.split(":")[0]
             per_kind[kind] = per_kind.get(kind, 0) + hit
             if kind in NEGATIVE:
                 fp += hit
@@ -218,8 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                 tp += hit
                 fn += not hit
         corpus = DedupIndex(t)
-        corpus_fp = sum(corpus.find_or_add(pid, signature(body)) is not None for pid, body in bases.items() if
-                        body.strip())
+        corpus_fp = sum(corpus.find_or_add(str(n), sig) is not None for n, sig in enumerate(base_sigs))
         precision = tp / (tp + fp) if tp + fp else 1.0
         rows.append({"threshold": t, "precision": precision, "recall": tp / (tp + fn), "tp": tp, "fp": fp,
                      "fn": fn, "corpus_fp": corpus_fp, "found": per_kind})

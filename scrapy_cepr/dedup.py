@@ -34,6 +34,7 @@ of 2.0).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import sqlite3
@@ -69,6 +70,7 @@ __all__ = [
     "DedupPipeline",
     "RedisDedupIndex",
     "jaccard",
+    "lsh_params",
     "shingle_hashes",
     "shingles",
     "signature",
@@ -204,11 +206,23 @@ def jaccard(a: set[bytes], b: set[bytes]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-def _lsh(threshold: float, params: tuple[int, int] | None = None) -> MinHashLSH:
-    """An in-memory datasketch LSH over :data:`NUM_PERM` permutations: its bands *b* x
-    rows *r* chosen by datasketch for *threshold* (false positives and negatives weighted
-    equally) unless *params* gives them."""
-    return MinHashLSH(threshold=threshold, num_perm=NUM_PERM, params=params)
+@functools.lru_cache(maxsize=64)
+def lsh_params(threshold: float) -> tuple[int, int]:
+    """The LSH bands *b* and rows per band *r* (b·r ≤ :data:`NUM_PERM`) that datasketch
+    chooses for *threshold*, false positives and negatives weighted equally (a numerical
+    integration of 40 ms, hence cached: a pure function of *threshold*).
+
+    >>> lsh_params(0.5)
+    (25, 5)
+    """
+    lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
+    return lsh.b, lsh.r
+
+
+def _lsh(threshold: float) -> MinHashLSH:
+    """An in-memory datasketch LSH over :data:`NUM_PERM` permutations, with the bands of
+    :func:`lsh_params`."""
+    return MinHashLSH(threshold=threshold, num_perm=NUM_PERM, params=lsh_params(threshold))
 
 
 def _minhash(sig: np.ndarray) -> MinHash:
@@ -374,18 +388,18 @@ class RedisDedupIndex:
         self.sig_key, self.seq_key, self.next_key = (f"{prefix}:sig", f"{prefix}:seq", f"{prefix}:next")
         self.band_prefix = f"{prefix}:band"
         self._claim = server.register_script(_CLAIM)
-        lsh = _lsh(self.threshold)
-        wanted = {**_meta(), "bands": str(lsh.b), "rows": str(lsh.r)}
+        b, r = lsh_params(self.threshold)
+        wanted = {**_meta(), "bands": str(b), "rows": str(r)}
         stored = {_text(k): _text(v) for k, v in _pairs(server.register_script(_META)(
             keys=[f"{prefix}:meta"], args=[x for kv in sorted(wanted.items()) for x in kv]))}
         if {k: stored.get(k) for k in _meta()} != _meta():
             raise ValueError(f"Redis {prefix}:meta was written with other signatures ({stored}); this version "
                              f"uses {_meta()}: delete the {prefix}:* keys")
         self.bands, self.rows = int(stored["bands"]), int(stored["rows"])
-        if (self.bands, self.rows) != (lsh.b, lsh.r):
+        if (self.bands, self.rows) != (b, r):
             logger.info("dedup: the Redis index uses %d bands of %d rows (set by the first crawler); "
                         "CEPR_DEDUP_THRESHOLD=%g alone would choose %d x %d", self.bands, self.rows,
-                        self.threshold, lsh.b, lsh.r)
+                        self.threshold, b, r)
 
     def band_keys(self, sig: np.ndarray) -> list[str]:
         """The band list of *sig* in each of the LSH's bands."""

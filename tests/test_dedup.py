@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 import scrapy
@@ -324,3 +327,32 @@ def test_concurrent_crawlers_never_both_claim_a_story(fresh_redis):
     firsts = [url for url, first in results if first is None]
     assert len(firsts) == 1, results  # exactly one crawler indexed the story
     assert all(first == firsts[0] for url, first in results if first is not None)
+
+
+# -- a real crawl: the example project, as a user runs it ----------------------------------
+
+PROJECT = Path(__file__).resolve().parents[1] / "example_project"
+
+
+def _scrapy_crawl(out: Path, *args: str) -> list[dict]:
+    done = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "newsspider", "-O", str(out), "-s",
+                           "CEPR_EXECUTOR=inline", "-s", "CEPR_DEDUP=mark", *args], check=False, cwd=PROJECT,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_mirror_of_the_site_is_marked_in_the_next_crawl(tmp_path):
+    # `scrapy crawl newsspider -s CEPR_DEDUP=mark -s CEPR_STATE_DIR=DIR`, twice: the demo site,
+    # then a copy of it under other URLs. The add-on registers the dedup pipeline.
+    state = str(tmp_path / "state")
+    first = _scrapy_crawl(tmp_path / "run1.jsonl", "-s", f"CEPR_STATE_DIR={state}")
+    stories = {Path(i["url"]).name: i["url"] for i in first if i["body"] and not i["cepr_error"]}
+    assert len(stories) >= 10 and all("duplicate_of" in i for i in first)
+    assert [i["duplicate_of"] for i in first] == [None] * len(first)  # different stories: none marked
+    mirror = tmp_path / "mirror"
+    shutil.copytree(PROJECT / "site", mirror)
+    second = _scrapy_crawl(tmp_path / "run2.jsonl", "-s", f"CEPR_STATE_DIR={state}",
+                           "-a", f"start_urls={(mirror / 'index.html').as_uri()}")
+    marked = {Path(i["url"]).name: i["duplicate_of"] for i in second if i["body"] and not i["cepr_error"]}
+    assert marked == stories  # each page of the mirror repeats its story in the first crawl
