@@ -330,32 +330,39 @@ class DedupIndex:
             self.db = None
 
 
-#: Atomic insert-or-get of a new story in Redis. KEYS: the signatures hash, the sequence
-#: hash, the counter, then the b band lists; ARGV: the URL, its signature, then the length
-#: of each band list when the caller read it. If another crawler added a URL to one of
-#: these band lists since, nothing is written and ``{"changed", length of each band list,
-#: new URLs...}`` is returned for the caller to compare; if the URL is already indexed, ``{"exists"}``; else the story is indexed
-#: (the URL appended to every band list) and ``{"added", seq}`` returned.
+#: Atomic insert-or-get of a new story in Redis. KEYS: the hashes URL -> seq, seq -> URL,
+#: seq -> signature, the counter, then the b band hashes; ARGV: the URL, its signature,
+#: then for each band the field of its bucket and the number of seqs the caller read there
+#: (a bucket is the concatenation of its seqs, 8 hex digits each). If another crawler added
+#: a story to one of these buckets since, nothing is written and ``{"changed", seqs in
+#: each bucket, new seqs...}`` is returned for the caller to compare; if the URL is
+#: already indexed, ``{"exists"}``; else the story is indexed (its seq appended to every
+#: bucket) and ``{"added", seq}`` returned.
 _CLAIM = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'exists'} end
 local out, new, changed = {'changed'}, {}, false
-for i = 4, #KEYS do
-  local known = tonumber(ARGV[i - 1])
-  local n = redis.call('LLEN', KEYS[i])
+for i = 5, #KEYS do
+  local bucket = redis.call('HGET', KEYS[i], ARGV[2 * i - 7]) or ''
+  local known, n = tonumber(ARGV[2 * i - 6]), #bucket / 8
   table.insert(out, n)
   if n > known then
     changed = true
-    for _, u in ipairs(redis.call('LRANGE', KEYS[i], known, -1)) do table.insert(new, u) end
+    for j = known, n - 1 do table.insert(new, string.sub(bucket, 8 * j + 1, 8 * j + 8)) end
   end
 end
 if changed then
   for _, u in ipairs(new) do table.insert(out, u) end
   return out
 end
-local seq = redis.call('INCR', KEYS[3])
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[1], seq)
-for i = 4, #KEYS do redis.call('RPUSH', KEYS[i], ARGV[1]) end
+local seq = redis.call('INCR', KEYS[4])
+redis.call('HSET', KEYS[1], ARGV[1], seq)
+redis.call('HSET', KEYS[2], seq, ARGV[1])
+redis.call('HSET', KEYS[3], seq, ARGV[2])
+local hex = string.format('%08x', seq)
+for i = 5, #KEYS do
+  local bucket = redis.call('HGET', KEYS[i], ARGV[2 * i - 7]) or ''
+  redis.call('HSET', KEYS[i], ARGV[2 * i - 7], bucket .. hex)
+end
 return {'added', seq}
 """
 
@@ -368,25 +375,26 @@ return redis.call('HGETALL', KEYS[1])
 
 class RedisDedupIndex:
     """The first article of each story, shared in Redis by every crawler of a spider
-    (the distributed mode). Keys, under *prefix* (``<spider>:dedup``): ``:sig`` (hash
-    URL -> signature, 512 bytes), ``:seq`` (hash URL -> order of indexing), ``:next``
-    (counter), ``:meta`` (the LSH bands and signature format, fixed by the first crawler)
-    and ``:band:<i>:<hash>`` (list of the URLs whose band *i* hashes there). Memory: about
-    0.6 KB per story plus the URL 1 + b times.
+    (the distributed mode). Keys, under *prefix* (``<spider>:dedup``): ``:seq`` (hash URL
+    -> seq, the order of indexing), ``:url`` (hash seq -> URL), ``:sig`` (hash seq ->
+    signature, 512 bytes), ``:next`` (the counter), ``:meta`` (the LSH bands and the
+    signature format, fixed by the first crawler) and ``:b:<band>`` (a hash per LSH band:
+    the band's 64-bit hash -> the seqs whose band hashes there, 8 hex digits each).
 
     A new story is indexed by one Lua script that first checks that no crawler added a
-    URL to its band lists since they were read (else it compares those and retries), so
+    story to its band lists since they were read (else it compares those and retries), so
     two crawlers never both index the same story as its first article.
 
-    :param server: a redis-py client (``decode_responses=False`` or True).
+    :param server: a redis-py client with ``decode_responses=False`` (scrapy-redis's
+        default, ``REDIS_PARAMS``): signatures are binary.
     :raises ValueError: a bad *threshold*, or an index written with other signatures.
     """
 
     def __init__(self, server: Any, prefix: str, threshold: float) -> None:
         self.server = server
         self.threshold = _check_threshold(threshold)
-        self.sig_key, self.seq_key, self.next_key = (f"{prefix}:sig", f"{prefix}:seq", f"{prefix}:next")
-        self.band_prefix = f"{prefix}:band"
+        self.seq_key, self.url_key, self.sig_key, self.next_key = (f"{prefix}:{k}" for k in ("seq", "url", "sig", "next"))
+        self.band_prefix = f"{prefix}:b"
         self._claim = server.register_script(_CLAIM)
         b, r = lsh_params(self.threshold)
         wanted = {**_meta(), "bands": str(b), "rows": str(r)}
@@ -401,60 +409,68 @@ class RedisDedupIndex:
                         "CEPR_DEDUP_THRESHOLD=%g alone would choose %d x %d", self.bands, self.rows,
                         self.threshold, b, r)
 
-    def band_keys(self, sig: np.ndarray) -> list[str]:
-        """The band list of *sig* in each of the LSH's bands."""
-        r = self.rows
-        return [f"{self.band_prefix}:{i}:{blake2b(sig[i * r:(i + 1) * r].astype('<u4').tobytes(), digest_size=8).hexdigest()}"
-                for i in range(self.bands)]
+    def band_fields(self, sig: np.ndarray) -> list[str]:
+        """The bucket of *sig* in each of the LSH's bands (a field of the band's hash)."""
+        r, data = self.rows, _to_bytes(sig)
+        return [blake2b(data[4 * i * r:4 * (i + 1) * r], digest_size=8).hexdigest() for i in range(self.bands)]
+
+    def _own(self, url: str) -> tuple[int, np.ndarray] | None:
+        seq = self.server.hget(self.seq_key, url)
+        sig = self.server.hget(self.sig_key, seq) if seq is not None else None
+        return None if sig is None else (int(seq), _from_bytes(sig))
 
     def find_or_add(self, url: str, sig: np.ndarray, attempts: int = 20) -> str | None:
         """As :meth:`DedupIndex.find_or_add`, atomic among crawlers.
 
         :raises RuntimeError: the band lists changed *attempts* times in a row while
             indexing (a pathological contention)."""
-        keys = self.band_keys(sig)
+        fields = self.band_fields(sig)
+        keys = [f"{self.band_prefix}:{i}" for i in range(self.bands)]
         pipe = self.server.pipeline(transaction=False)
-        for key in keys:
-            pipe.lrange(key, 0, -1)
-        pipe.hget(self.sig_key, url)
-        *lists, own = pipe.execute()
-        if own is not None and similarity(_from_bytes(own), sig) >= self.threshold:
+        for key, field in zip(keys, fields):
+            pipe.hget(key, field)
+        pipe.hget(self.seq_key, url)
+        *buckets, own_seq = pipe.execute()
+        lists = [_seqs(bucket) for bucket in buckets]
+        own = self._own(url) if own_seq is not None else None
+        if own is not None and similarity(own[1], sig) >= self.threshold:
             return None
-        seen: set[str] = set()
-        candidates = [_text(u) for members in lists for u in members]
+        seen: set[int] = set() if own is None else {own[0]}
+        candidates = {q for members in lists for q in members}
         lengths = [len(members) for members in lists]
         for _ in range(attempts):
-            first = self._earliest({u for u in candidates if u != url and u not in seen}, sig)
+            first = self._earliest(candidates - seen, sig)
             if first is not None:
                 return first
-            seen.update(candidates)
-            if own is not None:
+            seen |= candidates
+            if own is not None:  # indexed with another body: not indexed again
                 return None
-            result = self._claim(keys=[self.sig_key, self.seq_key, self.next_key, *keys], args=[url, _to_bytes(sig),
-                                                                                                 *lengths])
+            result = self._claim(keys=[self.seq_key, self.url_key, self.sig_key, self.next_key, *keys],
+                                 args=[url, _to_bytes(sig), *(x for fl in zip(fields, lengths) for x in fl)])
             status = _text(result[0])
             if status == "added":
                 return None
             if status == "exists":  # another crawler indexed this URL meanwhile
-                own = self.server.hget(self.sig_key, url)
-                if own is not None and similarity(_from_bytes(own), sig) >= self.threshold:
+                own = self._own(url)
+                if own is None or similarity(own[1], sig) >= self.threshold:
                     return None
-                candidates = []
+                seen.add(own[0])
+                candidates = set()
                 continue
             n = len(keys)
             lengths = [int(x) for x in result[1:n + 1]]
-            candidates = [_text(u) for u in result[n + 1:]]
+            candidates = {int(_text(q), 16) for q in result[n + 1:]}
         raise RuntimeError(f"dedup: the Redis band lists of {url} kept changing ({attempts} attempts)")
 
-    def _earliest(self, urls: set[str], sig: np.ndarray) -> str | None:
-        if not urls:
+    def _earliest(self, seqs: set[int], sig: np.ndarray) -> str | None:
+        if not seqs:
             return None
-        ordered = sorted(urls)
+        ordered = sorted(seqs)
         pipe = self.server.pipeline(transaction=False)
         pipe.hmget(self.sig_key, ordered)
-        pipe.hmget(self.seq_key, ordered)
-        sigs, seqs = pipe.execute()
-        rows = [(u, int(q), _from_bytes(s)) for u, s, q in zip(ordered, sigs, seqs) if s is not None and q is not None]
+        pipe.hmget(self.url_key, ordered)
+        sigs, urls = pipe.execute()
+        rows = [(_text(u), q, _from_bytes(s)) for q, s, u in zip(ordered, sigs, urls) if s is not None and u is not None]
         return _earliest_match(sig, self.threshold, rows)
 
     def close(self) -> None:
@@ -486,6 +502,16 @@ def _from_bytes(blob: bytes) -> np.ndarray:
     if sig.size != NUM_PERM:
         raise ValueError(f"a stored signature has {sig.size} values, expected {NUM_PERM}")
     return sig
+
+
+def _seqs(bucket: bytes | str | None) -> list[int]:
+    """The seqs of a Redis bucket (8 hex digits each).
+
+    >>> _seqs(b"0000000a000000ff"), _seqs(None)
+    ([10, 255], [])
+    """
+    text = _text(bucket) if bucket is not None else ""
+    return [int(text[i:i + 8], 16) for i in range(0, len(text), 8)]
 
 
 def _text(value: Any) -> str:
