@@ -33,6 +33,10 @@ then ``find_or_add`` the second (LSH candidates, then the estimated Jaccard ≥ 
 Precision = TP / (TP + FP) over all pairs (each article contributes 5 positive and 1
 negative pair), recall = TP / positives, for each threshold.
 
+Sizes (``--size-pages N``, random signatures): the state file per story, the in-memory
+index per story (``tracemalloc``) and, when ``redis-server`` is installed, the Redis index
+per story (``used_memory``, a throw-away server on a free port).
+
 Cost: per page, best of 3, the extraction of the article's own page against the signature
 and the index lookup (``signature`` + ``find_or_add`` in an index of the corpus), summed
 over the corpus.
@@ -187,6 +191,42 @@ def state_size(pages: int) -> dict[str, float]:
             "insert_ms": insert * 1e3, "reopen_s": reopen, "reopen_s_per_million": reopen / pages * 1e6}
 
 
+def memory_per_story(pages: int, redis_pages: int) -> dict[str, float]:
+    """Bytes per story of the in-memory index (``tracemalloc``, *pages* random stories) and,
+    with ``redis-server`` installed and *redis_pages* > 0, of the Redis index
+    (``used_memory``) and its milliseconds per new story."""
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    url = "https://www.example-news-site.com/2026/11/25/story-{:012d}.html"
+    sigs = [rng.integers(0, 2**32, size=128, dtype=np.uint64).astype(np.uint32) for _ in range(pages)]
+    tracemalloc.start()
+    index = DedupIndex(0.5)
+    for n, sig in enumerate(sigs):
+        index.find_or_add(url.format(n), sig)
+    out = {"memory_bytes_per_story": tracemalloc.get_traced_memory()[0] / pages}
+    tracemalloc.stop()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from redis_fixture import RedisServer, redis_server_binary
+
+    if redis_pages and redis_server_binary() is not None:
+        import redis
+
+        from scrapy_cepr.dedup import RedisDedupIndex
+
+        with RedisServer() as server:
+            client = redis.Redis.from_url(server.url)
+            before = client.info("memory")["used_memory"]
+            shared = RedisDedupIndex(client, "bench:dedup", 0.5)
+            started = time.perf_counter()
+            for n, sig in enumerate(sigs[:redis_pages]):
+                shared.find_or_add(url.format(n), sig)
+            out["redis_ms_per_story"] = (time.perf_counter() - started) / redis_pages * 1e3
+            out["redis_bytes_per_story"] = (client.info("memory")["used_memory"] - before) / redis_pages
+            client.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=os.environ.get(CORPUS_ENV))
@@ -261,6 +301,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nstate file: {size['pages']} stories, {size['bytes_per_page']:.0f} bytes per page "
               f"= {size['gb_per_million']:.2f} GB per million pages; insert {size['insert_ms']:.3f} ms; reopen "
               f"{size['reopen_s']:.2f} s ({size['reopen_s_per_million']:.0f} s per million)")
+        memory = memory_per_story(args.size_pages, min(args.size_pages, 5000))
+        size.update(memory)
+        print(f"in-memory index: {memory['memory_bytes_per_story']:.0f} bytes per story" + (
+            f"; Redis: {memory['redis_bytes_per_story']:.0f} bytes per story, {memory['redis_ms_per_story']:.2f} ms "
+            "per new story" if "redis_bytes_per_story" in memory else "; Redis: redis-server not installed"))
     if args.json:
         Path(args.json).write_text(json.dumps({"thresholds": rows, "exact": {k: sorted(v) for k, v in exact.items()},
                                                "cost": cost, "state": size}, indent=1))

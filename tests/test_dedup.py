@@ -342,6 +342,7 @@ def _scrapy_crawl(out: Path, *args: str) -> list[dict]:
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
+@pytest.mark.slow
 def test_a_mirror_of_the_site_is_marked_in_the_next_crawl(tmp_path):
     # `scrapy crawl newsspider -s CEPR_DEDUP=mark -s CEPR_STATE_DIR=DIR`, twice: the demo site,
     # then a copy of it under other URLs. The add-on registers the dedup pipeline.
