@@ -2,7 +2,7 @@
 
 Two pages carry **the same story** when the word 3-shingles of their cleaned bodies
 (``CEPR_BODY_FIELD``) have a Jaccard similarity of at least ``CEPR_DEDUP_THRESHOLD``:
-|A ∩ B| / |A ∪ B| over the sets of consecutive 3-word sequences, words being Unicode
+``|A ∩ B| / |A ∪ B|`` over the sets of consecutive 3-word sequences, words being Unicode
 ``\\w+`` runs, lower-cased. The title, the URL and the page's boilerplate do not count;
 an edited headline, a moved paragraph, an appended correction or another site template
 around the same body keep the story; another story on the same topic does not share it.
@@ -199,7 +199,7 @@ def similarity(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def jaccard(a: set[bytes], b: set[bytes]) -> float:
-    """The exact Jaccard similarity |a ∩ b| / |a ∪ b| of two shingle sets (0.0 when both
+    """The exact Jaccard similarity ``|a ∩ b| / |a ∪ b|`` of two shingle sets (0.0 when both
     are empty).
 
     >>> jaccard(shingles("a b c d"), shingles("a b c e"))
