@@ -545,11 +545,12 @@ class DedupPipeline:
 
     Runs after :class:`~scrapy_cepr.pipelines.CEPRPipeline` (the add-on places it at
     :data:`scrapy_cepr.addon.DEDUP_PRIORITY`, 200), on the cleaned body. Only items with a
-    body and no ``CEPR_ERROR_FIELD`` value are compared (empty, failed, skipped and
+    body, a URL and no ``CEPR_ERROR_FIELD`` value are compared (empty, failed, skipped and
     timed-out pages pass untouched, counted ``cepr/dedup/skipped``). It writes
     ``duplicate_of`` (:data:`DUPLICATE_FIELD`): the URL of the first article with the story
     (its ``canonical_url`` when the item has one, else ``CEPR_URL_FIELD``), or None; item
-    classes without the field are compared and counted but not marked.
+    classes without the field are compared and counted but not marked (one warning per
+    class).
 
     The index of first articles: in Redis in the distributed mode (:func:`_distributed`,
     keys ``<spider>:dedup:*``, :class:`RedisDedupIndex`), else in
@@ -573,6 +574,7 @@ class DedupPipeline:
         self.threshold = _check_threshold(self.config.dedup_threshold)
         self.stats = crawler.stats
         self.index: DedupIndex | RedisDedupIndex | None = None
+        self._warned_classes: set[type] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
@@ -640,7 +642,13 @@ class DedupPipeline:
             return item
         first = self.index.find_or_add(url, sig)
         self.stats.inc_value("cepr/dedup_seconds", time.perf_counter() - started, start=0.0)  # type: ignore[arg-type]
-        try_set(adapter, DUPLICATE_FIELD, first)
+        if not try_set(adapter, DUPLICATE_FIELD, first) and type(item) not in self._warned_classes:
+            self._warned_classes.add(type(item))
+            cls = type(item)
+            logger.warning("CEPR_DEDUP=%r: item class %s.%s has no field %r; its duplicates are counted "
+                           "(cepr/duplicates)%s but not marked (declare the field to mark them)", c.dedup,
+                           cls.__module__, cls.__qualname__, DUPLICATE_FIELD,
+                           " and dropped" if c.dedup == "drop" else "")
         if first is None:
             self.stats.inc_value("cepr/dedup/stories")
             return item

@@ -121,7 +121,7 @@ def crawl(pages, settings: dict | None = None, items=None) -> tuple[list, object
         try:
             for n, (url, html) in enumerate(pages):
                 response = HtmlResponse(url, body=html.encode("utf-8"), encoding="utf-8", request=scrapy.Request(url))
-                item = middleware.get_processed_item(dict(items[n]) if items else {"url": url}, response)
+                item = middleware.get_processed_item(items[n] if items else {"url": url}, response)
                 try:
                     out.append(await dedup.process_item(await cleaning.process_item(item)))
                 except DropItem as exc:
@@ -357,3 +357,32 @@ def test_a_mirror_of_the_site_is_marked_in_the_next_crawl(tmp_path):
                            "-a", f"start_urls={(mirror / 'index.html').as_uri()}")
     marked = {Path(i["url"]).name: i["duplicate_of"] for i in second if i["body"] and not i["cepr_error"]}
     assert marked == stories  # each page of the mirror repeats its story in the first crawl
+
+
+def test_an_item_class_without_the_field_is_counted_and_warned_once(caplog):
+    class Article(scrapy.Item):
+        url = scrapy.Field()
+        title = scrapy.Field()
+        body = scrapy.Field()
+        cepr_error = scrapy.Field()
+        html = scrapy.Field()
+
+    items, stats = crawl([FIRST, REPUBLISHED, REPUBLISHED], items=[Article(url=FIRST[0]),
+                                                                   Article(url=REPUBLISHED[0]),
+                                                                   Article(url=REPUBLISHED[0] + "?page=2")])
+    assert all("duplicate_of" not in i for i in items)
+    assert stats.get_value("cepr/duplicates") == 2
+    warnings = [r for r in caplog.records if "has no field 'duplicate_of'" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    ({}, False),
+    ({"SCHEDULER": "scrapy_cepr.distributed.RecoveringScheduler"}, True),
+    ({"SCHEDULER": "scrapy_redis.scheduler.Scheduler"}, True),
+    ({"REDIS_URL": "redis://127.0.0.1:6379"}, True),
+])
+def test_the_distributed_mode_is_recognised(settings, expected):
+    from scrapy_cepr.dedup import _distributed
+
+    assert _distributed(Settings(settings)) is expected
