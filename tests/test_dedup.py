@@ -386,3 +386,48 @@ def test_the_distributed_mode_is_recognised(settings, expected):
     from scrapy_cepr.dedup import _distributed
 
     assert _distributed(Settings(settings)) is expected
+
+
+@pytest.mark.slow
+def test_two_distributed_crawlers_mark_each_story_once(fresh_redis, tmp_path):
+    # Two `scrapy crawl redisnewsspider -s CEPR_DEDUP=mark` processes at the same time on
+    # one Redis (scrapy_cepr.distributed): each story is published at three URLs; over both
+    # outputs exactly one page per story is its first, and the others name that page.
+    import redis
+    from httpserver import PageServer, ServedPage
+
+    stories = {"wall": PARAGRAPHS, "festival": OTHER}
+    site = {}
+    for name, paragraphs in stories.items():
+        site[f"/a/{name}.html"] = ServedPage(courier(f"{name} story", paragraphs).encode())
+        site[f"/b/{name}.html"] = ServedPage(courier(f"Update on the {name}", paragraphs).encode())
+        site[f"/m/{name}.html"] = ServedPage(gazette(f"{name}", [*paragraphs, CORRECTION]).encode())
+    links = "".join(f'<a href="{path}">{path}</a>\n' for path in site)
+    site["/"] = ServedPage(f"<html><body><h1>Index</h1>{links}</body></html>".encode())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT.parent),
+                                                                     os.environ.get("PYTHONPATH")]))}
+    outs = [tmp_path / f"part-{k}.jsonl" for k in range(2)]
+    with PageServer(site) as server:
+        base = server.url
+        redis.Redis.from_url(fresh_redis).lpush("redisnewsspider:start_urls", base + "/")
+        procs = []
+        for k, out in enumerate(outs):
+            cmd = [sys.executable, "-m", "scrapy", "crawl", "redisnewsspider", "-O", str(out)]
+            for setting in (f"REDIS_URL={fresh_redis}", "DEPTH_LIMIT=1", "CEPR_EXECUTOR=inline", "CEPR_DEDUP=mark",
+                            "ROBOTSTXT_OBEY=False", "AUTOTHROTTLE_ENABLED=False", "DOWNLOAD_DELAY=0",
+                            "MAX_IDLE_TIME_BEFORE_CLOSE=2", "SCHEDULER_HEARTBEAT_TIMEOUT=3",
+                            f"SCHEDULER_CRAWLER_ID=crawler-{k}", "LOG_LEVEL=INFO"):
+                cmd += ["-s", setting]
+            procs.append(subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, text=True))
+        logs = [proc.communicate(timeout=180)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], "\n".join(log[-2000:] for log in logs)
+    items = [json.loads(line) for out in outs for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(i["url"] for i in items) == sorted(base + path for path in site if path != "/")
+    client = redis.Redis.from_url(fresh_redis)
+    assert client.hlen("redisnewsspider:dedup:seq") == len(stories)  # the shared index: one first per story
+    for name in stories:
+        group = [i for i in items if i["url"].endswith(f"/{name}.html")]
+        firsts = [i["url"] for i in group if i["duplicate_of"] is None]
+        assert len(firsts) == 1, group
+        assert all(i["duplicate_of"] == firsts[0] for i in group if i["url"] != firsts[0])
