@@ -274,6 +274,7 @@ class DedupIndex:
         self.lsh = _lsh(self.threshold)
         #: url -> (seq, signature) of every indexed story.
         self.stories: dict[str, tuple[int, np.ndarray]] = {}
+        self._last_seq = 0
         self.path = Path(path) if path is not None else None
         self.db: sqlite3.Connection | None = None
         if self.path is not None:
@@ -304,6 +305,7 @@ class DedupIndex:
             for seq, url, blob in db.execute("SELECT seq, url, signature FROM stories ORDER BY seq"):
                 sig = _from_bytes(blob)
                 self.stories[url] = (seq, sig)
+                self._last_seq = seq
                 session.insert(url, _minhash(sig), check_duplication=False)
         self.db = db
 
@@ -318,7 +320,8 @@ class DedupIndex:
                                                       if u != url))
         if first is not None or own is not None:
             return first
-        seq = max((s for s, _ in self.stories.values()), default=0) + 1 if self.db is None else self._store(url, sig)
+        seq = self._last_seq + 1 if self.db is None else self._store(url, sig)
+        self._last_seq = seq
         self.stories[url] = (seq, sig)
         self.lsh.insert(url, _minhash(sig), check_duplication=False)
         return None
