@@ -2,7 +2,8 @@
 
 It adds :class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware` to
 ``SPIDER_MIDDLEWARES`` and :class:`~scrapy_cepr.pipelines.CEPRPipeline` to
-``ITEM_PIPELINES`` (Scrapy add-on API, ``update_settings(settings)``), and the components of
+``ITEM_PIPELINES`` (and :class:`~scrapy_cepr.dedup.DedupPipeline` when ``CEPR_DEDUP`` is
+not ``"off"``) (Scrapy add-on API, ``update_settings(settings)``), and the components of
 incremental crawling (:mod:`scrapy_cepr.incremental`; the middleware is off without
 ``CEPR_STATE_DIR``), unless the project
 already lists them, in which case its priorities are kept. Everything else is read from
@@ -21,12 +22,16 @@ from .pipelines import CEPRPipeline
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITY", "Addon"]
+__all__ = ["DEDUP_PRIORITY", "MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITY", "Addon"]
 
 #: Order of the spider middleware. Low numbers are close to the engine, so the
 #: middleware sees each item last on its way out of the spider: later replacements of
 #: the item by other middlewares cannot separate it from its page.
 MIDDLEWARE_PRIORITY = 10
+
+#: Order of :class:`scrapy_cepr.dedup.DedupPipeline` (``CEPR_DEDUP`` not ``"off"``): after
+#: the cleaning pipeline, whose body it compares, before typical storage pipelines.
+DEDUP_PRIORITY = 200
 
 #: Order of the pipeline: 100, before the pipeline of ``scrapy startproject``'s
 #: template (300) and typical storage pipelines (300–900), so that they see cleaned items
@@ -52,3 +57,7 @@ class Addon:
         # exported is neither fetched nor, under another URL, cleaned again.
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", IncrementalSpiderMiddleware, 50)
         settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", CanonicalPipeline, 50)
+        if settings.get("CEPR_DEDUP", "off") != "off":  # ImportError naming the extra without datasketch
+            from .dedup import DedupPipeline
+
+            settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", DedupPipeline, DEDUP_PRIORITY)

@@ -51,6 +51,7 @@ __all__ = [
     "BYLINE",
     "CONFIDENCE_METHODS",
     "LOW_CONFIDENCE",
+    "DEDUP_MODES",
     "NON_ARTICLE",
     "OUTPUT_FIELDS",
     "OVERWRITE",
@@ -91,6 +92,10 @@ CONFIDENCE_METHODS: tuple[str, ...] = tuple(m for m in METHOD_NAMES if m not in 
 #: Accepted values of ``CEPR_NON_ARTICLE``: what happens to pages that are not articles
 #: (any page type but ``article``; :mod:`scrapy_cepr.core.pagetype`).
 NON_ARTICLE: tuple[str, ...] = ("keep", "mark", "drop")
+
+#: Accepted values of ``CEPR_DEDUP``: what happens to a page repeating an earlier page's
+#: story (:mod:`scrapy_cepr.dedup`).
+DEDUP_MODES: tuple[str, ...] = ("off", "mark", "drop")
 
 
 _PREFIX = "CEPR_"
@@ -133,6 +138,7 @@ class Setting:
     :param choices: the allowed values (of a ``"str"``, or of each item of a ``"list"``).
     :param low: the smallest allowed number; *open_low*: the bound itself is refused.
     :param shown: the default as documented, when not ``repr(default)``.
+    :param high: the largest allowed number (a ``"float"`` that is not in seconds).
     """
 
     name: str
@@ -143,6 +149,7 @@ class Setting:
     low: float | None = None
     open_low: bool = False
     shown: str | None = None
+    high: float | None = None
 
     @property
     def attr(self) -> str:
@@ -168,7 +175,9 @@ class Setting:
         elif self.type == "float":
             if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
                     or (self.low is not None and (value <= self.low if self.open_low else value < self.low))):
-                return f"must be a number of seconds {'>' if self.open_low else '>='} {self.low:g}; got {value!r}"
+                return self._range(value)
+            if self.high is not None and value > self.high:
+                return self._range(value)
         elif self.type == "probability":
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                       or not 0.0 <= value <= 1.0):
@@ -182,6 +191,12 @@ class Setting:
         elif self.choices and value not in self.choices:
             return f"must be one of {', '.join(self.choices)}; got {value!r}"
         return None
+
+    def _range(self, value: Any) -> str:
+        """The message of a number out of range (seconds unless :attr:`high` is set)."""
+        if self.high is not None:
+            return f"must be a number in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}]; got {value!r}"
+        return f"must be a number of seconds {'>' if self.open_low else '>='} {self.low:g}; got {value!r}"
 
     def read(self, settings: BaseSettings) -> Any:
         """The value of this setting in *settings*, converted with Scrapy's typed getters
@@ -274,6 +289,12 @@ SETTINGS: tuple[Setting, ...] = (
             choices=NON_ARTICLE),
     Setting("CEPR_PAGE_TYPE_FIELD", "field", "page_type",
             'Output field for the page type (one of "article", "forum", "product", "collection", "listing", "documentation", "service"; None when not detected); written unless CEPR_NON_ARTICLE="keep".'),
+    Setting("CEPR_DEDUP", "str", "off",
+            'Near-duplicate stories (scrapy_cepr.dedup, needs the dedup extra): "mark" writes to the field duplicate_of the URL of the first article whose body has the same story (Jaccard of word 3-shingles >= CEPR_DEDUP_THRESHOLD), "drop" drops the item (stat cepr/dropped/duplicate), "off" does not compare. The index of stories persists in CEPR_STATE_DIR, or in Redis in the distributed mode.',
+            choices=DEDUP_MODES),
+    Setting("CEPR_DEDUP_THRESHOLD", "float", 0.5,
+            "Jaccard similarity of the bodies' word 3-shingles (0 < t <= 1) from which two pages carry the same story (chosen on benchmarks/dedup_pairs.py, see docs/dedup.md).",
+            low=0, open_low=True, high=1.0),
     Setting("CEPR_OPT_IN", "bool", False,
             'True: clean only responses whose request has meta {"cepr": True}; False: every HTML response except meta {"cepr": False}.'),
     Setting("CEPR_WARN_LIMIT", "int", 5,
@@ -345,6 +366,8 @@ class CEPRConfig:
     overwrite: str = DEFAULTS["CEPR_OVERWRITE"]
     non_article: str = DEFAULTS["CEPR_NON_ARTICLE"]
     page_type_field: str = DEFAULTS["CEPR_PAGE_TYPE_FIELD"]
+    dedup: str = DEFAULTS["CEPR_DEDUP"]
+    dedup_threshold: float = DEFAULTS["CEPR_DEDUP_THRESHOLD"]
     opt_in: bool = DEFAULTS["CEPR_OPT_IN"]
     warn_limit: int = DEFAULTS["CEPR_WARN_LIMIT"]
     state_dir: str | None = DEFAULTS["CEPR_STATE_DIR"]
@@ -517,6 +540,7 @@ OUTPUT_FIELDS: tuple[OutputField, ...] = (
     OutputField("body_html", "CEPR_BODY_FORMATS", wanted=lambda c: "html" in c.body_formats),
     OutputField("body_markdown", "CEPR_BODY_FORMATS", wanted=lambda c: "markdown" in c.body_formats),
     OutputField("metadata", "CEPR_METADATA", wanted=lambda c: c.metadata),
+    OutputField("duplicate_of", "CEPR_DEDUP", required=False, wanted=lambda c: c.dedup != "off"),
 )
 
 

@@ -89,6 +89,8 @@ VALUES: dict[str, list] = {
     "CEPR_OVERWRITE": ["keep", "fill", "overwrite"],
     "CEPR_NON_ARTICLE": ["keep", "mark", "drop"],
     "CEPR_PAGE_TYPE_FIELD": ["kind"],
+    "CEPR_DEDUP": ["off", "mark", "drop"],
+    "CEPR_DEDUP_THRESHOLD": [0.8],
     "CEPR_OPT_IN": [False, True],
     "CEPR_WARN_LIMIT": [0],
     "CEPR_STATE_DIR": ["cepr-state"],  # read by the incremental components, not by the pipeline
