@@ -31,11 +31,7 @@ from newssite import PROJECT, NewsSite, crawl_env, run_newsspider  # noqa: E402
 
 from scrapy_cepr.incremental import ExportRecord, RedisStateStore, SQLiteStateStore  # noqa: E402
 
-try:
-    import scrapy_cepr.dedup  # noqa: F401
-    DEDUP = ("CEPR_DEDUP=mark",)
-except ImportError:
-    DEDUP = ()
+DEDUP = ("CEPR_DEDUP=mark",)  # needs datasketch: pip install "scrapy-cepr[dedup]"
 
 
 def _items(paths: list[Path]) -> list[dict]:
