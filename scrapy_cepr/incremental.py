@@ -249,7 +249,9 @@ def close_state(crawler: Crawler) -> None:
 
 
 class IncrementalSpiderMiddleware:
-    """Skip requests for pages already exported; record exports (``item_scraped``).
+    """Skip requests for pages already exported; record exports (``item_scraped``) and
+    items dropped on purpose (``item_dropped``: a near-duplicate with ``CEPR_DEDUP="drop"``,
+    a non-article with ``CEPR_NON_ARTICLE="drop"``), so that the next run fetches neither.
 
     :raises NotConfigured: ``CEPR_STATE_DIR`` is not set.
     :raises ValueError: the state cannot be opened (the directory cannot be created, the
@@ -268,6 +270,7 @@ class IncrementalSpiderMiddleware:
             raise ValueError(f"CEPR_STATE_DIR={crawler.settings.get('CEPR_STATE_DIR')!r}: cannot open the "
                              f"incremental state ({exc})") from exc
         crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(self.item_dropped, signal=signals.item_dropped)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -310,12 +313,20 @@ class IncrementalSpiderMiddleware:
                 yield output
 
     def item_scraped(self, item: Any, response: Response | None = None, **kwargs: Any) -> None:
+        if self._record(item, response):
+            self.stats.inc_value("cepr/incremental/recorded")
+
+    def item_dropped(self, item: Any, response: Response | None = None, **kwargs: Any) -> None:
+        if self._record(item, response):
+            self.stats.inc_value("cepr/incremental/recorded_dropped")
+
+    def _record(self, item: Any, response: Response | None) -> bool:
         keys = _item_keys(item, response, self._url_field)
         if not keys:
-            return
+            return False
         lastmod = response.meta.get(LASTMOD_META) if response is not None else None
         self.store.put(keys, ExportRecord(time.time(), lastmod))
-        self.stats.inc_value("cepr/incremental/recorded")
+        return True
 
     def spider_closed(self, spider: Any = None, reason: str = "") -> None:
         close_state(self.crawler)

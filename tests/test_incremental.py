@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 import pytest
 from httpserver import parse_stats_dump
 from newssite import PROJECT, STATE1_ARTICLES, STATE2_EXPORTED, NewsSite, crawl_env, run_newsspider
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
@@ -287,3 +287,16 @@ def test_two_distributed_crawlers_give_the_same_counts(redis_url, tmp_path):
     assert by_path["/wire/s1-copy"]["duplicate_of"].endswith("/news/s1")
     assert by_path["/partner/s3"]["duplicate_of"].endswith("/news/s3")
     assert sorted(p for p, i in by_path.items() if i["duplicate_of"]) == ["/partner/s3", "/wire/s1-copy"]
+
+
+def test_a_page_dropped_on_purpose_is_not_fetched_again(tmp_path):
+    # A near-duplicate (CEPR_DEDUP="drop"), a non-article with CEPR_NON_ARTICLE="drop": the
+    # page was fetched and judged; the next run must not fetch it again to drop it again.
+    crawler = _crawler(tmp_path)
+    mw = IncrementalSpiderMiddleware.from_crawler(crawler)
+    page = HtmlResponse("http://a.example/wire/copy", request=Request("http://a.example/wire/copy"), body=b"<p>x</p>")
+    crawler.signals.send_catch_log(signals.item_dropped, item={"url": page.url}, response=page,
+                                   exception=DropItem("near-duplicate of http://a.example/news/1"),
+                                   spider=crawler.spider)
+    assert crawler.stats.get_value("cepr/incremental/recorded_dropped") == 1
+    assert list(mw.process_spider_output(page, [Request(page.url)])) == []
