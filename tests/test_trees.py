@@ -198,3 +198,71 @@ def test_converter_refuses_categorical():
                          "cat_smooth": 1}, lgb.Dataset(X, y, categorical_feature=[0]), num_boost_round=3)
     with pytest.raises(ValueError, match="categorical"):
         treemodel.lightgbm_to_spec(booster)
+
+
+def _random_model(rng, num_features=6, num_trees=40, missing=(0, 2)):
+    """A binary ensemble of random trees (up to 12 internal nodes each) whose nodes have
+    the missing types *missing*."""
+    trees = []
+    for _ in range(num_trees):
+        n = int(rng.integers(0, 13))
+        left, right, leaves = [0] * n, [0] * n, 0
+        # Breadth-first numbering: node i has children 2i+1, 2i+2 when < n, else leaves.
+        for i in range(n):
+            for side, child in ((left, 2 * i + 1), (right, 2 * i + 2)):
+                if child < n:
+                    side[i] = child
+                else:
+                    side[i] = ~leaves
+                    leaves += 1
+        if n == 0:
+            leaves = 1
+        trees.append({
+            "feature": rng.integers(0, num_features, n).tolist(),
+            "threshold": np.round(rng.normal(size=n), 1).tolist(),
+            "missing": rng.choice(missing, n).tolist(),
+            "default_left": rng.integers(0, 2, n).tolist(),
+            "left": left, "right": right, "leaf": np.round(rng.normal(size=leaves), 3).tolist(),
+        })
+    return {"format": FORMAT, "version": VERSION, "objective": "binary", "num_class": 1,
+            "num_features": num_features, "trees": trees}
+
+
+def _reference_raw(spec, X):
+    """LightGBM's decision rule, one row and one node at a time (the slow path)."""
+    out = np.zeros(X.shape[0])
+    for r, row in enumerate(X):
+        for tree in spec["trees"]:
+            node = 0 if tree["feature"] else -1
+            while node >= 0:
+                x, thr = row[tree["feature"][node]], tree["threshold"][node]
+                miss, dleft = tree["missing"][node], tree["default_left"][node]
+                if miss == 0 and math.isnan(x):
+                    x = 0.0
+                if (miss == 1 and (math.isnan(x) or abs(x) <= 1e-35)) or (miss == 2 and math.isnan(x)):
+                    go_left = bool(dleft)
+                else:
+                    go_left = x <= thr
+                node = tree["left"][node] if go_left else tree["right"][node]
+            out[r] += tree["leaf"][~node]
+    return out
+
+
+@pytest.mark.parametrize("missing", [(0, 2), (0, 1, 2)])
+def test_level_walk_without_nan_equals_nan_walk_and_reference(missing):
+    """The level walk's fast path (no NaN in X, no missing type "zero") takes the same
+    leaves as the NaN-aware walk and as a node-by-node reference, on rows with ties at
+    thresholds and exact zeros."""
+    rng = np.random.default_rng(11)
+    spec = _random_model(rng, missing=missing)
+    model = load_trees(spec)
+    X = np.round(rng.normal(size=(400, 6)), 1)
+    X[rng.random(X.shape) < 0.1] = 0.0
+    assert X.shape[0] * model._first.size > trees_module._ALL_NODES_CELLS  # the level walk
+    fast = model._raw_score_levels(X, has_nan=False)
+    np.testing.assert_array_equal(fast, model._raw_score_levels(X, has_nan=True))
+    np.testing.assert_allclose(fast[:, 0], _reference_raw(spec, X), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(model.raw_score(X), fast)
+    # With NaN, the NaN-aware walk follows the reference too.
+    X[rng.random(X.shape) < 0.2] = np.nan
+    np.testing.assert_allclose(model.raw_score(X)[:, 0], _reference_raw(spec, X), rtol=0, atol=1e-12)

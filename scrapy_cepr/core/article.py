@@ -814,8 +814,10 @@ class _Work:
     repeated: np.ndarray | None = None
 
 
-def analyse(page: Page, params: ArticleParams) -> ArticleState:
-    """:func:`run`, with the intermediate arrays (:class:`ArticleState`).
+def analyse(page: Page, params: ArticleParams, *, body: bool = True) -> ArticleState:
+    """:func:`run`, with the intermediate arrays (:class:`ArticleState`). With
+    ``body=False`` the extraction's body is ``""`` (not joined; for a caller that reads
+    only its keep mask, as CEPR-Typed does).
 
     The steps of the module docstring, one function each, over one :class:`_Work`.
     """
@@ -857,7 +859,7 @@ def analyse(page: Page, params: ArticleParams) -> ArticleState:
     _step_duplicates(w)  # step 7
     extraction = text_node_extraction(
         page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
-        keep=w.keep, tau=tau, punc_num=page.punct_counts,
+        keep=w.keep, tau=tau, punc_num=page.punct_counts, body=body,
     )
     return ArticleState(extraction, table, starts, ends, w.page_records, w.repeated)
 

@@ -447,18 +447,32 @@ def _parse(data: bytes, json_ld: list[str] | None = None) -> etree._Element | No
     return root
 
 
+_ITEMTYPE = b"itemtype"
 _ITEMTYPE_RE = re.compile(rb"""itemtype\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
 
 
 def _itemtypes(data: bytes) -> tuple[str, ...]:
     """The microdata ``itemtype`` values of the page's UTF-8 source (a scan of the bytes:
-    attribute values survive the parse, but finding them in the tree costs a walk)."""
+    attribute values survive the parse, but finding them in the tree costs a walk): the
+    values after each ``itemtype`` in document order, then after each ``itemType``.
+
+    The spellings are found with numpy over the bytes (a few vector steps, several
+    times faster than two ``bytes.find`` scans of a whole page)."""
+    arr = np.frombuffer(data, np.uint8)
+    size = arr.size - len(_ITEMTYPE) + 1
+    if size <= 0:
+        return ()
+    item = arr[:size] == _ITEMTYPE[0]
+    for k in (1, 2, 3):  # "item" (flatnonzero costs per hit: few are left)
+        item &= arr[k:size + k] == _ITEMTYPE[k]
+    at = np.flatnonzero(item)
+    for k in (5, 6, 7):  # "item?ype"
+        at = at[arr[at + k] == _ITEMTYPE[k]]
+    fifth = arr[at + 4]
     found = []
-    for spelling in (b"itemtype", b"itemType"):
-        start = data.find(spelling)
-        while start >= 0:
+    for spelling in (ord("t"), ord("T")):  # itemtype, then itemType
+        for start in at[fifth == spelling].tolist():
             m = _ITEMTYPE_RE.match(data, start)
             if m:
                 found.append(m.group(1).decode("utf-8", "replace"))
-            start = data.find(spelling, start + 8)
     return tuple(found)

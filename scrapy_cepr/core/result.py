@@ -222,6 +222,7 @@ def text_node_extraction(
     keep: np.ndarray,
     tau: float | None = None,
     punc_num: np.ndarray | None = None,
+    body: bool = True,
 ) -> Extraction:
     """The :class:`Extraction` of a method whose units are the page's text nodes (CEPR,
     NCE, CEDST): the body is :func:`assemble_body` of the kept nodes, and ``nodes`` a
@@ -231,6 +232,7 @@ def text_node_extraction(
     :param title: ``(title, index of its text node or None)`` as the method found it.
     :param h, h_smoothed, keep: the method's ``(N,)`` histogram, smoothed histogram
         and content mask.
+    :param body: False gives ``body=""`` (a caller that reads only ``nodes``).
     """
     nodes = NodeTable(
         texts=page.texts,
@@ -243,8 +245,8 @@ def text_node_extraction(
         punc_num=punc_num,
         title_index=title[1],
     )
-    body = assemble_body(page.texts, page.blocks, keep)
-    return Extraction(title=title[0], body=body, method=method, params=params, tau=tau, url=page.url, nodes=nodes,
+    text = assemble_body(page.texts, page.blocks, keep) if body else ""
+    return Extraction(title=title[0], body=text, method=method, params=params, tau=tau, url=page.url, nodes=nodes,
                       source=page.source)
 
 

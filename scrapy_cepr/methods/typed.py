@@ -151,12 +151,13 @@ def warm_up() -> None:
         pagetype.load_model()
 
 
-def analyse(page: Page, article_params: ArticleParams) -> tuple[Extraction, BlockFeatures | None, np.ndarray | None]:
+def analyse(page: Page, article_params: ArticleParams, *,
+            body: bool = True) -> tuple[Extraction, BlockFeatures | None, np.ndarray | None]:
     """Steps 1 and 3: CEPR-Article's extraction of *page*, the features of its blocks
     (without the page type) and CEPR-Article's region with its ancestors as block ranges
     (:func:`~scrapy_cepr.core.blocks.ancestor_ranges`); ``(extraction, None, None)`` for a
-    page without text."""
-    state = article_analyse(page, article_params)
+    page without text. ``body=False``: the extraction's body is ``""`` (not joined)."""
+    state = article_analyse(page, article_params, body=body)
     art = state.extraction
     nodes = art.nodes
     table, starts, ends = state.table, state.starts, state.ends
@@ -215,7 +216,7 @@ def run(page: Page, params: TypedParams) -> Extraction:
         an empty body.
     """
     used = {f.name: getattr(params, f.name) for f in fields(params)}
-    art, feats, regions = analyse(page, params.article_params())
+    art, feats, regions = analyse(page, params.article_params(), body=False)  # CEPR-Article's body is not used
     used["alpha"] = art.params.get("alpha", params.alpha)
     nodes = art.nodes
     if feats is None or len(feats) == 0 or nodes is None:

@@ -1,0 +1,71 @@
+"""Fast paths of the page model and the parse give what their plain versions give
+(issue 17: cepr-typed made faster without changing any output)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scrapy_cepr.core import page as page_module
+
+
+def _itemtypes_by_find(data: bytes) -> tuple[str, ...]:
+    """The plain scan: ``bytes.find`` of each spelling, one after the other."""
+    found = []
+    for spelling in (b"itemtype", b"itemType"):
+        start = data.find(spelling)
+        while start >= 0:
+            m = page_module._ITEMTYPE_RE.match(data, start)
+            if m:
+                found.append(m.group(1).decode("utf-8", "replace"))
+            start = data.find(spelling, start + 8)
+    return tuple(found)
+
+
+@pytest.mark.parametrize("data", [
+    b"",
+    b"itemtyp",
+    b"itemtype",  # the spelling ends the data: no value
+    b"itemtype=x",
+    b'<div itemscope itemType="https://schema.org/Product"><p itemtype=\'http://schema.org/Offer\'>',
+    b'<a itemtype = "http://schema.org/Person">x</a><b itemtype="https://schema.org/Article" x>',
+    b'<i ITEMTYPE="http://schema.org/Event"></i><i ItemType="x"></i>',  # other spellings: not read
+    b"itemitemtype=a itemtypeitemtype=b iitemType=c",
+    '<p itemtype="https://schema.org/Café">é</p>'.encode(),
+    b"<p>text</p>" * 50 + b'<div itemtype="https://schema.org/Recipe">' + b"<p>more</p>" * 50,
+])
+def test_itemtypes_equal_plain_scan(data):
+    assert page_module._itemtypes(data) == _itemtypes_by_find(data)
+
+
+def test_itemtypes_equal_plain_scan_random():
+    rng = np.random.default_rng(5)
+    pieces = [b"itemtype", b"itemType", b"item", b"type", b"=", b'"', b"'", b" ", b"x", b"<p>", b"i", b"/"]
+    for _ in range(300):
+        data = b"".join(pieces[k] for k in rng.integers(0, len(pieces), rng.integers(0, 40)))
+        assert page_module._itemtypes(data) == _itemtypes_by_find(data), data
+
+
+def test_article_analyse_without_body_keeps_the_same_state():
+    """CEPR-Typed asks CEPR-Article for its keep mask without joining its body string:
+    everything else is the same as with the body."""
+    from scrapy_cepr.core import article
+    from scrapy_cepr.core.page import Page
+    from scrapy_cepr.methods import typed
+
+    story = "".join(f"<p>Paragraph {i} of the story, with a clause, and an end.</p>" for i in range(12))
+    html = (f"<html><head><title>Storm | Herald</title></head><body><nav><a href=/>Home</a> <a href=/n>News</a>"
+            f"</nav><h1>Storm</h1><div>{story}</div><ul><li><a href=/a>Other story one</a></li>"
+            f"<li><a href=/b>Other story two</a></li></ul></body></html>")
+    page = Page.from_html(html)
+    full = article.analyse(page, article.ArticleParams())
+    bare = article.analyse(page, article.ArticleParams(), body=False)
+    assert full.extraction.body.startswith("Paragraph 0 of the story") and bare.extraction.body == ""
+    assert bare.extraction.title == full.extraction.title == "Storm"
+    np.testing.assert_array_equal(bare.extraction.nodes.keep, full.extraction.nodes.keep)
+    np.testing.assert_array_equal(bare.starts, full.starts)
+    art, feats, regions = typed.analyse(page, article.ArticleParams(), body=False)
+    art2, feats2, regions2 = typed.analyse(page, article.ArticleParams())
+    assert art.body == "" and art2.body == full.extraction.body
+    np.testing.assert_array_equal(feats.x, feats2.x)
+    np.testing.assert_array_equal(regions, regions2)
