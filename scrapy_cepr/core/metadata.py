@@ -49,9 +49,9 @@ logger = logging.getLogger(__name__)
 #: The keys of :func:`extract_metadata`'s dict, besides ``sources``.
 METADATA_KEYS: tuple[str, ...] = (
     "headline", "authors", "date_published", "date_modified", "language", "description", "image",
-    "canonical_url", "site_name", "section", "tags",
+    "canonical_url", "site_name", "section", "tags", "breadcrumbs",
 )
-_LIST_KEYS = ("authors", "tags")
+_LIST_KEYS = ("authors", "tags", "breadcrumbs")
 _ARTICLE_TYPE_RE = re.compile(r"(Article|BlogPosting|Report|Posting)$")
 _MAX_ITEMS = 200  # structured-data items walked per page (bounded work on hostile pages)
 _MAX_LIST = 20  # authors / tags kept
@@ -133,6 +133,8 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
         add("site_name", name, _first_text(_names(item.get("publisher"))))
         add("section", name, _first_text(item.get("articleSection")))
         add("tags", name, _keywords(item.get("keywords")))
+    for name in ("json-ld", "microdata"):
+        add("breadcrumbs", name, _breadcrumbs(data[name], base))
     add("authors", "opengraph", [a for a in _all(og, "article:author") if not _looks_like_url(a)])
     add("date_published", "opengraph", _iso(_one(og, "article:published_time")))
     add("date_modified", "opengraph", _iso(_one(og, "article:modified_time") or _one(og, "og:updated_time")))
@@ -681,6 +683,40 @@ def _article(items: Sequence[Any]) -> dict | None:
         if page is None and any(t.endswith("WebPage") for t in types):
             page = item
     return page
+
+
+def _breadcrumbs(items: Sequence[Any], base: str | None) -> list[dict[str, str | None]]:
+    """The trail of the first schema.org ``BreadcrumbList`` in *items*: ``{"name", "url"}``
+    per ``ListItem`` in ``position`` order (document order without one), the URL made
+    absolute; ``[]`` without a list.
+
+    >>> _breadcrumbs([{"@type": "BreadcrumbList", "itemListElement": [
+    ...     {"@type": "ListItem", "position": 2, "name": "Local", "item": {"@id": "/local"}},
+    ...     {"@type": "ListItem", "position": 1, "name": "News", "item": "/news"}]}], "https://c.example/a")
+    [{'name': 'News', 'url': 'https://c.example/news'}, {'name': 'Local', 'url': 'https://c.example/local'}]
+    """
+    for item in _walk(items):
+        if "BreadcrumbList" not in _types(item):
+            continue
+        elements = item.get("itemListElement")
+        elements = elements if isinstance(elements, list) else [elements]
+        crumbs = []
+        for i, el in enumerate(elements):
+            if not isinstance(el, dict):
+                continue
+            target = el.get("item")
+            name = _first_text(el.get("name")) or (_first_text(target.get("name")) if isinstance(target, dict) else None)
+            url = _url(_first_text(target.get("@id") or target.get("url")) if isinstance(target, dict)
+                       else _first_text(target), base)
+            if name or url:
+                try:
+                    position = float(el.get("position"))
+                except (TypeError, ValueError):
+                    position = float(i)
+                crumbs.append((position, i, {"name": name, "url": url}))
+        if crumbs:
+            return [c for _, _, c in sorted(crumbs, key=lambda c: (c[0], c[1]))][:_MAX_LIST]
+    return []
 
 
 def _head_meta(tree) -> dict[str, str]:
