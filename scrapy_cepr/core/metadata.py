@@ -137,6 +137,7 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
         add("breadcrumbs", name, _breadcrumbs(data[name], base))
     add("authors", "opengraph", [a for a in _all(og, "article:author") if not _looks_like_url(a)])
     add("date_published", "opengraph", _iso(_one(og, "article:published_time")))
+    add("date_published", "meta", _meta_date(tree))
     add("date_modified", "opengraph", _iso(_one(og, "article:modified_time") or _one(og, "og:updated_time")))
     add("language", "opengraph", _language_tag(_one(og, "og:locale")))
     add("description", "opengraph", _one(og, "og:description"))
@@ -297,7 +298,10 @@ _NULL_NAMES = {"undefined", "null", "none", "nan", "admin"}
 
 
 def _is_article(item: dict) -> bool:
-    return any(_ARTICLE_TYPE_RE.search(t) for t in _types(item))
+    """Whether an item of :func:`_article` is the article (an article type, or a page's
+    main entity), not a ``WebPage`` (whose date is the page's)."""
+    types = _types(item)
+    return any(_ARTICLE_TYPE_RE.search(t) for t in types) or not any(t.endswith("Page") for t in types)
 
 
 def _site_keys(url: str | None, head: dict[str, str], og: dict[str, list[str]], *items: dict | None) -> set[str]:
@@ -487,6 +491,29 @@ def _near_date(heading) -> str | None:
     return None
 
 
+def _meta_date(tree) -> str | None:
+    """The publication date the page's ``<meta>`` elements declare, read by htmldate (fast
+    mode) from those whose ``name``/``property`` is one of htmldate's publication-date
+    names (``DATE_ATTRIBUTES``: ``article:published_time`` as a ``name``,
+    ``parsely-pub-date``, ``DC.date`` …) or, without one, whose ``itemprop`` is one of its
+    original-date properties (``datePublished`` …); modification dates are not read. None
+    without such an element."""
+    import lxml.html
+    from htmldate.core import DATE_ATTRIBUTES, ITEMPROP_ATTRS_ORIGINAL
+
+    chosen = []
+    for meta in tree.iter("meta"):
+        name = (meta.get("name") or meta.get("property") or "").strip().lower()
+        prop = (meta.get("itemprop") or "").strip().lower()
+        if (name in DATE_ATTRIBUTES) if name else (prop in ITEMPROP_ATTRS_ORIGINAL):
+            chosen.append(lxml.html.tostring(meta, encoding="unicode", with_tail=False))
+        if len(chosen) >= _ZONE_ELEMENTS:
+            break
+    if not chosen:
+        return None
+    return _find_date_in("<html><head>" + "".join(chosen) + "</head><body></body></html>")
+
+
 def _date_in(elements, *, with_tail: bool = False) -> str | None:
     """htmldate's date (fast mode) in *elements*, serialised into one small page."""
     import lxml.html
@@ -674,15 +701,25 @@ def _types(item: dict) -> list[str]:
 
 def _article(items: Sequence[Any]) -> dict | None:
     """The first schema.org article item (``NewsArticle``, ``BlogPosting`` …), else the
-    first ``WebPage`` item, else None."""
-    page = None
+    ``mainEntity`` of a page item when it is one dated item (a ``QAPage``'s
+    ``Question``: schema.org's primary entity of the page; not a list, as an
+    ``FAQPage``'s), else the first ``WebPage`` item, else None.
+
+    >>> _article([{"@type": "QAPage", "mainEntity": {"@type": "Question", "dateCreated": "2014-02-04"}}])
+    {'@type': 'Question', 'dateCreated': '2014-02-04'}
+    """
+    page = main = None
     for item in _walk(items):
         types = _types(item)
         if any(_ARTICLE_TYPE_RE.search(t) for t in types):
             return item
-        if page is None and any(t.endswith("WebPage") for t in types):
-            page = item
-    return page
+        if any(t.endswith("Page") for t in types):
+            entity = item.get("mainEntity")
+            if main is None and isinstance(entity, dict) and (entity.get("datePublished") or entity.get("dateCreated")):
+                main = entity
+            if page is None and any(t.endswith("WebPage") for t in types):
+                page = item
+    return main or page
 
 
 def _breadcrumbs(items: Sequence[Any], base: str | None) -> list[dict[str, str | None]]:
