@@ -11,8 +11,11 @@ Libraries do the reading (no parser of our own):
   surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent;
   for a heading right in ``body``, the 3 elements after it; the short elements between
   the headline and the body's first paragraph; the ``<article>`` around the headline)
-  when no article item of the structured data declares one. Its search of the whole page
-  is not used: it finds a date on pages that have none (a copyright year, a comment);
+  when no article item of the structured data declares one, then, only there, its
+  extensive search (dates in free text) in the closest of those places; and the
+  publication date of the head's ``<meta>`` elements (its list of names). Its search of
+  the whole page is not used: it finds a date on pages that have none (a copyright year,
+  a comment);
 * the head's ``<meta name=…>``, ``<link rel="canonical">`` and ``<html lang>`` are read
   with lxml, as is ``<a rel="author">`` in the page;
 * the language, when the page declares none, is guessed from the stop words of the
@@ -23,8 +26,9 @@ OpenGraph, then ``<meta>``, then the page text. Authors are cleaned (a leading "
 removed, several names split, a trailing date cut; the site's own name dropped when people
 are named beside it) and, when the structured data names only the site, the byline after
 the headline (a link to an author page, or a short text starting with "By") names the
-person. Dates: an article item's ``datePublished`` (JSON-LD, microdata), OpenGraph
-``article:published_time``; a ``WebPage`` item's date only when the URL or the headline's
+person. Dates: an article item's ``datePublished`` (JSON-LD, microdata; a ``QAPage``'s
+main entity counts as its article), OpenGraph ``article:published_time``, a
+publication date in ``<meta>``; a ``WebPage`` item's date only when the URL or the headline's
 surroundings show the same day; then the date in the URL; then the date in the headline's
 surroundings; else none. Each value's origin is recorded in ``metadata["sources"]`` as
 ``"json-ld"``, ``"microdata"``, ``"opengraph"``, ``"meta"``, ``"url"``, ``"byline"`` or
@@ -283,6 +287,8 @@ _SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
 _DEFAULT_CONFIDENCE = {"json-ld": 0.9, "microdata": 0.85, "opengraph": 0.85, "meta": 0.8, "url": 0.8,
                        "page text": 0.6, "byline": 0.6}
 _NEAR_LEVELS = 2  # the headline's surroundings: the heading, its parent and grandparent
+_NEAR_EXTENSIVE = 2  # htmldate's extensive search: the heading and its parent only
+_EXTENSIVE_CHARS = 2000  # … and places with at most this much text
 _ZONE_ELEMENTS = 30
 _ZONE_CHARS = 200
 _NEAR_SIBLINGS = 3  # or, for a heading right in body, the elements after it
@@ -459,35 +465,43 @@ def _capitalised_names(text: str) -> list[str]:
     return names
 
 
-def _find_date_in(html: str, url: str | None = None) -> str | None:
+def _find_date_in(html: str, url: str | None = None, *, extensive: bool = False) -> str | None:
     from htmldate import find_date
 
     try:
-        return find_date(html, url=url, original_date=True, extensive_search=False)
+        return find_date(html, url=url, original_date=True, extensive_search=extensive)
     except Exception as exc:  # noqa: BLE001 - a third-party parser on untrusted markup
         logger.debug("htmldate failed: %s", exc)
         return None
 
 
 def _near_date(heading) -> str | None:
-    """htmldate's date (fast mode) in the headline's surroundings: the heading alone, else
-    with its parent, else with its grandparent, else the elements after a heading right in
-    ``body`` (:func:`_next_siblings`), else the byline zone (:func:`_byline_zone`), else the
-    ``<article>`` around it; None without a heading or a date there."""
+    """htmldate's date in the headline's surroundings, None without a heading or a date
+    there.
+
+    First its fast mode (dates in ``<time>``, in elements whose class names a date …):
+    the heading alone, else with its parent, else with its grandparent, else the elements
+    after a heading right in ``body`` (:func:`_next_siblings`), else the byline zone
+    (:func:`_byline_zone`), else the ``<article>`` around it. Then, when none of them
+    holds one, its extensive search, which reads dates written in free text ("Published
+    on Oct 21, 2025"), on the closer places only: the heading, with its parent, the
+    elements after it and the byline zone, each with at most 2,000 characters of text; a
+    year alone (which htmldate completes to 1 January) is refused there."""
     if heading is None:
         return None
-    for el in _surroundings(heading):
-        found = _date_in([el], with_tail=True)
-        if found:
-            return found
-    for elements in (_next_siblings(heading), _byline_zone(heading)):
-        if elements:
-            found = _date_in(elements)
-            if found:
+    levels = _surroundings(heading)
+    for extensive in (False, True):
+        places = [[el] for el in (levels if not extensive else levels[:_NEAR_EXTENSIVE])]
+        places += [x for x in (_next_siblings(heading), _byline_zone(heading)) if x]
+        if not extensive:
+            container = _semantic_container(heading)
+            places += [[container]] if container is not None else []
+        for elements in places:
+            if extensive and sum(len(el.text_content()) for el in elements) > _EXTENSIVE_CHARS:
+                continue  # bounded work: dateparser's time grows with the text
+            found = _date_in(elements, with_tail=len(elements) == 1 and elements[0] in levels, extensive=extensive)
+            if found and not (extensive and found.endswith("-01-01")):
                 return found
-    container = _semantic_container(heading)
-    if container is not None:
-        return _date_in([container])
     return None
 
 
@@ -514,12 +528,13 @@ def _meta_date(tree) -> str | None:
     return _find_date_in("<html><head>" + "".join(chosen) + "</head><body></body></html>")
 
 
-def _date_in(elements, *, with_tail: bool = False) -> str | None:
-    """htmldate's date (fast mode) in *elements*, serialised into one small page."""
+def _date_in(elements, *, with_tail: bool = False, extensive: bool = False) -> str | None:
+    """htmldate's date (fast mode, or its extensive search) in *elements*, serialised
+    into one small page."""
     import lxml.html
 
     return _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=with_tail)
-                                                  for el in elements) + "</body></html>")
+                                                  for el in elements) + "</body></html>", extensive=extensive)
 
 
 def _byline_zone(heading) -> list:
