@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -100,7 +100,7 @@ def zyte_article(url: str, *, title: str | None = None, body: str | None = None,
 
     >>> item = zyte_article("https://c.example/a", title="Storm", body="It rained.",
     ...                     metadata={"authors": ["Ann Lee"], "date_published": "2024-03-05", "language": "en-GB"},
-    ...                     confidence=0.9, downloaded=datetime(2024, 3, 6, tzinfo=timezone.utc),
+    ...                     confidence=0.9, downloaded=datetime(2024, 3, 6, tzinfo=UTC),
     ...                     beside={"cepr_error": None})
     >>> item["headline"], item["authors"], item["datePublished"], item["inLanguage"], item["metadata"]
     ('Storm', [{'name': 'Ann Lee'}], '2024-03-05T00:00:00', 'en', {'dateDownloaded': '2024-03-06T00:00:00Z', 'probability': 0.9})
@@ -115,10 +115,10 @@ def zyte_article(url: str, *, title: str | None = None, body: str | None = None,
     published, modified = m.get("date_published"), m.get("date_modified")
     crumbs = [Breadcrumb(name=c.get("name"), url=c.get("url")) for c in m.get("breadcrumbs") or ()
               if isinstance(c, Mapping) and (c.get("name") or c.get("url"))]
-    when = (downloaded or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
+    when = (downloaded or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     # None, not the class default of 1.0: an absent value is left out of the export.
-    info = {"dateDownloaded": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "probability": None if confidence is None else float(confidence)}
+    info = ArticleMetadata(dateDownloaded=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                           probability=None if confidence is None else float(confidence))
     article = Article(
         url=url,
         canonicalUrl=m.get("canonical_url"),
@@ -134,7 +134,7 @@ def zyte_article(url: str, *, title: str | None = None, body: str | None = None,
         mainImage=Image(url=m["image"]) if m.get("image") else None,
         description=m.get("description") or None,
         breadcrumbs=crumbs or None,
-        metadata=ArticleMetadata(**info),
+        metadata=info,
     )
     out = _zyte_adapter_class()(article).asdict()
     fields = attrs.fields_dict(Article)

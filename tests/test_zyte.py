@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -201,7 +201,7 @@ def test_zyte_date_and_article_builder() -> None:
     assert zyte_date("2024-03-05T10:00:00") == "2024-03-05T10:00:00"
     assert zyte_date("yesterday") is None and zyte_date(None) is None
     item = zyte_article("https://a.example/x", metadata={"date_published": "not a date", "language": "zh-Hans-CN"},
-                        downloaded=datetime(2024, 1, 2, 3, 4, 5, 600, tzinfo=timezone.utc))
+                        downloaded=datetime(2024, 1, 2, 3, 4, 5, 600, tzinfo=UTC))
     assert item == {"inLanguage": "zh", "url": "https://a.example/x", "metadata": {"dateDownloaded": "2024-01-02T03:04:05Z"}}
     with pytest.raises(ValueError, match="headline"):
         zyte_article("https://a.example/x", beside={"headline": "x"})

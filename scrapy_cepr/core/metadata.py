@@ -762,8 +762,8 @@ def _breadcrumbs(items: Sequence[Any], base: str | None) -> list[dict[str, str |
                        else _first_text(target), base)
             if name or url:
                 try:
-                    position = float(el.get("position"))
-                except (TypeError, ValueError):
+                    position = float(el["position"])
+                except (KeyError, TypeError, ValueError):
                     position = float(i)
                 crumbs.append((position, i, {"name": name, "url": url}))
         if crumbs:
