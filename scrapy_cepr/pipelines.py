@@ -19,6 +19,11 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
   (``CEPR_METADATA``) and ``body_styled_html`` (``CEPR_METHOD="wang2009"`` with
   ``CEPR_STYLED_HTML=True``: the article as HTML in its rendered style), when asked for.
 
+``CEPR_ITEM_SCHEMA="zyte"`` replaces each cleaned page's item by a ``dict`` in
+zyte-common-items' ``Article`` shape (:mod:`scrapy_cepr.schema`; the error, the page
+type and the spider's own fields beside it; docs/formats.rst); items that were not
+pages to clean keep the fields below.
+
 **Every item that reaches the pipeline carries every output field** (None when absent),
 in that order, so that a CSV feed (whose header is the first item's keys) has the same
 columns on every row. Non-HTML responses (a JSON API …) and requests opted out with
