@@ -24,6 +24,11 @@ configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadap
   (``CEPR_METADATA``) and ``body_styled_html`` (``CEPR_METHOD="wang2009"`` with
   ``CEPR_STYLED_HTML=True``: the article as HTML in its rendered style), when asked for.
 
+``CEPR_ITEM_SCHEMA="zyte"`` replaces each cleaned page's item by a ``dict`` in
+zyte-common-items' ``Article`` shape (:mod:`scrapy_cepr.schema`; the error, the page
+type and the spider's own fields beside it; docs/formats.rst); items that were not
+pages to clean keep the fields below.
+
 **Every item that reaches the pipeline carries every output field** (None when absent),
 in that order, so that a CSV feed (whose header is the first item's keys) has the same
 columns on every row. Non-HTML responses (a JSON API …) and requests opted out with
@@ -283,15 +288,25 @@ class CEPRPipeline:
             logger.debug("CEPR did not clean %s: %s", ref.url, ref.reason)
             self._write(item, adapter, PageResult(), quiet=True)
             return item
-        self._check_class(item)
+        zyte = c.item_schema == "zyte"
+        if not zyte:  # an Article replaces the item: its class needs no field of ours
+            self._check_class(item)
         url = ref.url or adapter.get(c.url_field)
         if ref.skip is not None:
             values = self._record(f"skipped/{ref.skip}", ref.reason, url, log=logger.debug)
         else:
             values = await self._extract(ref.html, url)
-        self._write(item, adapter, values)
-        if not own_html:
-            self._finish_html(item, adapter, ref)
+        if zyte and url:
+            if not own_html:
+                self._finish_html(item, adapter, ref)
+            item = self._zyte_item(adapter, values, url)
+        else:
+            if zyte:
+                self._warn("zyte/no_url", "CEPR_ITEM_SCHEMA='zyte': %s has no URL (the Article's one required "
+                           "field); exported in the cepr shape", type(item).__name__)
+            self._write(item, adapter, values)
+            if not own_html:
+                self._finish_html(item, adapter, ref)
         page_type = values.page_type
         if c.non_article == "drop" and page_type not in (None, "article"):
             self.stats.inc_value("cepr/dropped/non_article")
@@ -397,6 +412,43 @@ class CEPRPipeline:
             else:  # optional on item classes
                 _try_set(adapter, field, value)
 
+    def _zyte_item(self, adapter: ItemAdapter, result: PageResult, url: str) -> dict[str, Any]:
+        """The item in zyte-common-items' ``Article`` shape (``CEPR_ITEM_SCHEMA="zyte"``,
+        :func:`scrapy_cepr.schema.zyte_article`): the output fields are first written as
+        for the ``cepr`` shape (``CEPR_OVERWRITE`` applies to the spider's own values),
+        then the title, body, HTML body, metadata and ``cepr_confidence`` become the
+        ``Article``'s fields; the error, the page type, the other outputs and the
+        spider's own fields stay beside (the metadata dict as ``cepr_metadata`` when
+        ``CEPR_METADATA`` is on). A spider field named like an ``Article`` field is
+        dropped, with one warning per field."""
+        from .schema import zyte_article
+
+        c = self.config
+        names = {field for _, field in self._outputs}
+        cepr = {field: adapter[field] for field in names if field in adapter}  # the spider's own values
+        self._write(cepr, ItemAdapter(cepr), result)
+        mapped = {c.title_field, c.body_field, "body_html", "metadata", _CONFIDENCE_FIELD}
+        beside = {field: cepr.get(field) for _, field in self._outputs if field not in mapped}
+        if c.metadata:
+            beside["cepr_metadata"] = cepr.get("metadata")
+        import attrs
+        from zyte_common_items import Article
+
+        article_fields = attrs.fields_dict(Article)
+        for key, value in adapter.items():
+            if key in names or key in (c.url_field, _CONFIDENCE_FIELD):
+                continue
+            if key in article_fields or key in beside:
+                if key not in self._warned_replaced:
+                    self._warned_replaced.add(key)
+                    logger.warning("CEPR_ITEM_SCHEMA='zyte': the spider's field %r is also a field of the exported "
+                                   "item; the spider's value is dropped (warned once per field)", key)
+                continue
+            beside[key] = value
+        return zyte_article(url, title=cepr.get(c.title_field), body=cepr.get(c.body_field),
+                            body_html=result.get("body_html"), metadata=result.get("metadata"),
+                            confidence=_confidence(cepr, adapter, result), beside=beside)
+
     def _keeps_own(self, item: Any, adapter: ItemAdapter, field: str, value: Any) -> bool:
         """Whether the spider's own value of *field* stays instead of *value*
         (``CEPR_OVERWRITE``): a None value (a failed page, no error) never replaces one;
@@ -499,6 +551,22 @@ class CEPRPipeline:
             engine = None
         if engine is not None and self._closing is None:
             self._closing = deferred_from_coro(engine.close_spider_async(reason="cepr_item_class_error"))
+
+
+#: The output field of the page's confidence (issue 20), ``metadata.probability`` of an ``Article``.
+_CONFIDENCE_FIELD = "cepr_confidence"
+
+
+def _confidence(cepr: dict[str, Any], adapter: ItemAdapter, result: PageResult) -> float | None:
+    """The page's confidence in [0, 1]: the item's ``cepr_confidence`` (as the pipeline
+    writes it, else as the item holds it), else the worker's ``confidence``; None when
+    the crawl computes none."""
+    value = cepr.get(_CONFIDENCE_FIELD)
+    if value is None:
+        value = adapter.get(_CONFIDENCE_FIELD)
+    if value is None:
+        value = result.get("confidence")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _is_empty(value: Any) -> bool:

@@ -44,6 +44,7 @@ from scrapy.settings import BaseSettings
 from .core.formats import BODY_FORMATS
 from .methods import METHOD_NAMES, get_method
 from .options import BYLINE, ExtractOptions
+from .schema import ITEM_SCHEMAS, require_zyte
 from .transport import PIPE_WORKERS
 
 __all__ = [
@@ -315,6 +316,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CEPR_BYLINE", "str", ExtractOptions.byline,
             '"keep" leaves the byline in the body (as the benchmark\'s gold does); "move" removes the body line naming an author found in the metadata.',
             choices=BYLINE),
+    Setting("CEPR_ITEM_SCHEMA", "str", "cepr",
+            'The shape of the exported items: "cepr" (the fields above) or "zyte" (zyte-common-items\' Article: url, headline, articleBody, articleBodyHtml, authors, dates …, with the error and the page type beside; the metadata is read whatever CEPR_METADATA says; needs pip install "scrapy-cepr[zyte]"; docs/formats.rst).',
+            choices=ITEM_SCHEMAS),
 )
 
 #: The defaults, by setting.
@@ -378,12 +382,15 @@ class CEPRConfig:
     body_formats: tuple[str, ...] = DEFAULTS["CEPR_BODY_FORMATS"]
     metadata: bool = DEFAULTS["CEPR_METADATA"]
     byline: str = DEFAULTS["CEPR_BYLINE"]
+    item_schema: str = DEFAULTS["CEPR_ITEM_SCHEMA"]
 
     def __post_init__(self) -> None:
         if self.method not in METHOD_NAMES:
             raise ValueError(f"CEPR_METHOD must be one of {', '.join(METHOD_NAMES)}; got {self.method!r}")
         _validate_params(self.method, dict(self.params))  # CEDST: ImportError naming its extra
         _require_extras(self.method)
+        if self.item_schema == "zyte":
+            require_zyte()  # ImportError naming the extra, at start
         names: dict[str, str] = {}
         for setting in SETTINGS:
             if setting.type == "param":
@@ -408,11 +415,17 @@ class CEPRConfig:
         its fields named as one of this config's are copied (method, params, metadata,
         byline, min_confidence …); ``formats`` are the extra body formats, ``page_type`` is off with
         ``CEPR_NON_ARTICLE="keep"``, ``fallback_method`` is None unless
-        ``CEPR_LOW_CONFIDENCE="fallback"`` (and it differs from the method)."""
+        ``CEPR_LOW_CONFIDENCE="fallback"`` (and it differs from the method);
+        ``CEPR_ITEM_SCHEMA="zyte"`` turns the metadata and the HTML body on (the
+        ``Article``'s fields)."""
         shared = {f.name: getattr(self, f.name) for f in fields(ExtractOptions) if f.name in _CONFIG_FIELDS}
         if self.low_confidence != "fallback" or self.fallback_method == self.method:
             shared["fallback_method"] = None
-        return ExtractOptions(**shared, formats=self.extra_formats, page_type=self.non_article != "keep")
+        formats = self.extra_formats
+        if self.item_schema == "zyte":  # the Article's authors, dates … and articleBodyHtml
+            shared["metadata"] = True
+            formats = tuple(dict.fromkeys((*formats, "html")))
+        return ExtractOptions(**shared, formats=formats, page_type=self.non_article != "keep")
 
     def outputs(self) -> tuple[tuple[OutputField, str], ...]:
         """The output fields the pipeline writes on every item, in export order, each with

@@ -99,6 +99,7 @@ VALUES: dict[str, list] = {
     "CEPR_BODY_FORMATS": [["text"], ["text", "html"], ["text", "markdown"], ["text", "html", "markdown"]],
     "CEPR_METADATA": [True, False],
     "CEPR_BYLINE": ["keep", "move"],
+    "CEPR_ITEM_SCHEMA": ["cepr", "zyte"],
 }
 
 CASES = [(name, value) for name, values in VALUES.items() for value in values]
@@ -162,13 +163,17 @@ def test_every_setting_value_cleans_every_page(setting, value):
         with pytest.raises(ImportError, match=rf'pip install "scrapy-cepr\[{extra}\]"'):
             _crawl(settings)
         return
+    if setting == "CEPR_ITEM_SCHEMA" and value == "zyte" and _missing("zyte_common_items"):
+        with pytest.raises(ImportError, match=r'pip install "scrapy-cepr\[zyte\]"'):
+            _crawl(settings)
+        return
     if method == "wang2009":
         from browser import require_browser
 
         require_browser()  # playwright without a browser: skip, or fail in CI
     items, stats = _crawl(settings)
     error_field = settings.get("CEPR_ERROR_FIELD", "cepr_error")
-    body_field = settings.get("CEPR_BODY_FIELD", "body")
+    body_field = "articleBody" if value == "zyte" else settings.get("CEPR_BODY_FIELD", "body")
     assert stats.get_value("cepr/failed") is None and stats.get_value("cepr/timeout") is None, stats.get_stats()
     for item in items:
         if isinstance(item, DropItem):

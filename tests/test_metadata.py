@@ -253,3 +253,66 @@ def test_date_and_byline_between_the_headline_and_the_body():
     m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
     assert (m["date_published"], m["sources"]["date_published"]) == ("2019-03-04", "page text")
     assert (m["authors"], m["sources"]["authors"]) == (["Ann Lee"], "byline")
+
+
+# -- issue 20: dates right or absent ----------------------------------------------------
+
+def _page(head: str = "", body: str = "") -> str:
+    return (f"<html><head><title>Harbour wall repaired</title>{head}</head><body>"
+            '<div class="nav"><a href="/">Home</a></div>' + body +
+            "<p>The harbour wall, which collapsed in the autumn storms, has been rebuilt by the town.</p>"
+            "<p>Engineers said the new wall is a metre higher, and that it cost two million pounds.</p>"
+            "<footer><p>© 2019 Coast Courier</p></footer></body></html>")
+
+
+@pytest.mark.parametrize("meta", [
+    '<meta name="article:published_time" content="2024-03-05T10:00:00Z">',  # name=, not property=
+    '<meta name="parsely-pub-date" content="2024-03-05T10:00:00Z">',
+    '<meta itemprop="datePublished" content="2024-03-05T10:00:00-0800">',  # outside any itemscope
+    '<meta name="DC.date" content="2024-03-05">',
+])
+def test_publication_date_declared_in_meta(meta):
+    m = extract_metadata(_page(meta, "<h1>Harbour wall repaired</h1>"), url="https://c.example/wall",
+                         headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2024-03-05", "meta")
+
+
+def test_modification_date_in_meta_is_not_a_publication_date():
+    meta = '<meta property="article:modified_time" content="2024-03-05T10:00:00Z">'
+    m = extract_metadata(_page(meta, "<h1>Harbour wall repaired</h1>"), url="https://c.example/wall",
+                         headline="Harbour wall repaired")
+    assert m["date_published"] is None
+
+
+def test_question_of_a_qa_page_is_its_article():
+    # schema.org QAPage: the Question (its mainEntity) carries the date and the asker.
+    page = ('<html><body><div itemscope itemtype="https://schema.org/QAPage">'
+            '<div itemprop="mainEntity" itemscope itemtype="https://schema.org/Question">'
+            '<h1 itemprop="name">Why is RAID not a backup?</h1>'
+            '<time itemprop="dateCreated" datetime="2009-05-02T00:01:21Z">May 2, 2009</time>'
+            '<div itemprop="author" itemscope itemtype="https://schema.org/Person"><span itemprop="name">Ann Lee</span></div>'
+            '<div itemprop="text"><p>Everyone says RAID is not a backup. Why not, if the disks are mirrored?</p></div>'
+            '<div itemprop="suggestedAnswer" itemscope itemtype="https://schema.org/Answer">'
+            '<time itemprop="dateCreated" datetime="2015-01-20T19:39:07Z">Jan 20, 2015</time>'
+            '<p itemprop="text">Because a deleted file is deleted on both disks at once.</p></div>'
+            "</div></div></body></html>")
+    m = extract_metadata(page, url="https://qa.example/questions/2888", headline="Why is RAID not a backup?")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2009-05-02T00:01:21+00:00", "microdata")
+    assert m["authors"] == ["Ann Lee"]
+
+
+def test_date_in_free_text_next_to_the_headline():
+    # htmldate's fast mode does not read "Published on Oct 21, 2025"; its extensive search,
+    # on the headline's surroundings only, does.
+    body = "<header><h1>Harbour wall repaired</h1><p>Published on Oct 21, 2025 · 4 min read</p></header>"
+    m = extract_metadata(_page("", body), url="https://c.example/wall", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2025-10-21", "page text")
+
+
+def test_year_alone_or_a_date_far_from_the_headline_gives_no_date():
+    # A year in the headline (htmldate would complete it to 1 January), a copyright year
+    # and a date in the footer: none is the article's publication date.
+    body = "<h1>Harbour wall repaired for 2026</h1><p>Local news</p>"
+    page = _page("", body).replace("© 2019 Coast Courier", "© 2019 Coast Courier. Updated on March 3, 2024")
+    m = extract_metadata(page, url="https://c.example/wall", headline="Harbour wall repaired for 2026")
+    assert m["date_published"] is None

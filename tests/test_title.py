@@ -75,3 +75,27 @@ def test_permalink_mark_is_not_part_of_the_title():
     assert extract(html).title == "Installation"
     html = '<html><head><title>Why?</title></head><body><h1>Why ?</h1>' + BODY + "</body></html>"
     assert extract(html).title == "Why ?"
+
+
+def test_service_page_takes_the_head_title_and_keeps_the_heading_as_anchor():
+    # Issue 20: a landing page's h1 is a slogan; WCXB's gold takes the <title> (without
+    # the site name) on such pages. The heading stays the node the methods anchor on.
+    from pathlib import Path
+
+    from scrapy_cepr.core.page import Page
+    from scrapy_cepr.core.pagetype import page_type
+    from scrapy_cepr.core.title import pick_title
+
+    html = (Path(__file__).parent / "fixtures" / "pagetype_service_boatyard.html").read_text("utf-8")
+    html = html.replace("<h1>Boat repair and servicing</h1>", "<h1>Back on the water by Friday</h1>")
+    page = Page.from_html(html, url="https://brightwater.example/services")
+    assert page_type(page) == "service"
+    title, index = pick_title(page)
+    assert title == "Boat repair and servicing"
+    assert index is not None and page.texts[index] == "Back on the water by Friday"
+
+
+def test_article_page_keeps_its_single_h1():
+    html = ("<html><head><title>Council news | Riverside Gazette</title></head><body><h1>Mayor resigns after vote</h1>"
+            + BODY * 3 + "</body></html>")
+    assert extract(html, url="https://gazette.example/news/mayor").title == "Mayor resigns after vote"

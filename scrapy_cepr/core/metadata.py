@@ -11,8 +11,11 @@ Libraries do the reading (no parser of our own):
   surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent;
   for a heading right in ``body``, the 3 elements after it; the short elements between
   the headline and the body's first paragraph; the ``<article>`` around the headline)
-  when no article item of the structured data declares one. Its search of the whole page
-  is not used: it finds a date on pages that have none (a copyright year, a comment);
+  when no article item of the structured data declares one, then, only there, its
+  extensive search (dates in free text) in the closest of those places; and the
+  publication date of the head's ``<meta>`` elements (its list of names). Its search of
+  the whole page is not used: it finds a date on pages that have none (a copyright year,
+  a comment);
 * the head's ``<meta name=…>``, ``<link rel="canonical">`` and ``<html lang>`` are read
   with lxml, as is ``<a rel="author">`` in the page;
 * the language, when the page declares none, is guessed from the stop words of the
@@ -23,8 +26,9 @@ OpenGraph, then ``<meta>``, then the page text. Authors are cleaned (a leading "
 removed, several names split, a trailing date cut; the site's own name dropped when people
 are named beside it) and, when the structured data names only the site, the byline after
 the headline (a link to an author page, or a short text starting with "By") names the
-person. Dates: an article item's ``datePublished`` (JSON-LD, microdata), OpenGraph
-``article:published_time``; a ``WebPage`` item's date only when the URL or the headline's
+person. Dates: an article item's ``datePublished`` (JSON-LD, microdata; a ``QAPage``'s
+main entity counts as its article), OpenGraph ``article:published_time``, a
+publication date in ``<meta>``; a ``WebPage`` item's date only when the URL or the headline's
 surroundings show the same day; then the date in the URL; then the date in the headline's
 surroundings; else none. Each value's origin is recorded in ``metadata["sources"]`` as
 ``"json-ld"``, ``"microdata"``, ``"opengraph"``, ``"meta"``, ``"url"``, ``"byline"`` or
@@ -49,9 +53,9 @@ logger = logging.getLogger(__name__)
 #: The keys of :func:`extract_metadata`'s dict, besides ``sources``.
 METADATA_KEYS: tuple[str, ...] = (
     "headline", "authors", "date_published", "date_modified", "language", "description", "image",
-    "canonical_url", "site_name", "section", "tags",
+    "canonical_url", "site_name", "section", "tags", "breadcrumbs",
 )
-_LIST_KEYS = ("authors", "tags")
+_LIST_KEYS = ("authors", "tags", "breadcrumbs")
 _ARTICLE_TYPE_RE = re.compile(r"(Article|BlogPosting|Report|Posting)$")
 _MAX_ITEMS = 200  # structured-data items walked per page (bounded work on hostile pages)
 _MAX_LIST = 20  # authors / tags kept
@@ -133,8 +137,11 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
         add("site_name", name, _first_text(_names(item.get("publisher"))))
         add("section", name, _first_text(item.get("articleSection")))
         add("tags", name, _keywords(item.get("keywords")))
+    for name in ("json-ld", "microdata"):
+        add("breadcrumbs", name, _breadcrumbs(data[name], base))
     add("authors", "opengraph", [a for a in _all(og, "article:author") if not _looks_like_url(a)])
     add("date_published", "opengraph", _iso(_one(og, "article:published_time")))
+    add("date_published", "meta", _meta_date(tree))
     add("date_modified", "opengraph", _iso(_one(og, "article:modified_time") or _one(og, "og:updated_time")))
     add("language", "opengraph", _language_tag(_one(og, "og:locale")))
     add("description", "opengraph", _one(og, "og:description"))
@@ -272,14 +279,16 @@ def guess_language(text: str, *, min_hits: int = 3) -> str | None:
 #: WCXB dev (``benchmarks/metadata_wcxb.py --by-source``; docs/formats.rst). Rounded to
 #: 0.05; a source with fewer than 20 values there keeps the default of its kind.
 _SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
-    "authors": {"json-ld": 0.85, "microdata": 0.85, "meta": 0.85, "byline": 0.65},
-    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.85, "page text": 0.6},
+    "authors": {"json-ld": 0.85, "microdata": 0.8, "meta": 0.85, "byline": 0.65},
+    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.85, "meta": 0.6, "page text": 0.6},
 }
 #: Where a field has no measurement: declarations of the page rank above what is read from
 #: its text or guessed.
 _DEFAULT_CONFIDENCE = {"json-ld": 0.9, "microdata": 0.85, "opengraph": 0.85, "meta": 0.8, "url": 0.8,
                        "page text": 0.6, "byline": 0.6}
 _NEAR_LEVELS = 2  # the headline's surroundings: the heading, its parent and grandparent
+_NEAR_EXTENSIVE = 2  # htmldate's extensive search: the heading and its parent only
+_EXTENSIVE_CHARS = 2000  # … and places with at most this much text
 _ZONE_ELEMENTS = 30
 _ZONE_CHARS = 200
 _NEAR_SIBLINGS = 3  # or, for a heading right in body, the elements after it
@@ -295,7 +304,10 @@ _NULL_NAMES = {"undefined", "null", "none", "nan", "admin"}
 
 
 def _is_article(item: dict) -> bool:
-    return any(_ARTICLE_TYPE_RE.search(t) for t in _types(item))
+    """Whether an item of :func:`_article` is the article (an article type, or a page's
+    main entity), not a ``WebPage`` (whose date is the page's)."""
+    types = _types(item)
+    return any(_ARTICLE_TYPE_RE.search(t) for t in types) or not any(t.endswith("Page") for t in types)
 
 
 def _site_keys(url: str | None, head: dict[str, str], og: dict[str, list[str]], *items: dict | None) -> set[str]:
@@ -453,44 +465,76 @@ def _capitalised_names(text: str) -> list[str]:
     return names
 
 
-def _find_date_in(html: str, url: str | None = None) -> str | None:
+def _find_date_in(html: str, url: str | None = None, *, extensive: bool = False) -> str | None:
     from htmldate import find_date
 
     try:
-        return find_date(html, url=url, original_date=True, extensive_search=False)
+        return find_date(html, url=url, original_date=True, extensive_search=extensive)
     except Exception as exc:  # noqa: BLE001 - a third-party parser on untrusted markup
         logger.debug("htmldate failed: %s", exc)
         return None
 
 
 def _near_date(heading) -> str | None:
-    """htmldate's date (fast mode) in the headline's surroundings: the heading alone, else
-    with its parent, else with its grandparent, else the elements after a heading right in
-    ``body`` (:func:`_next_siblings`), else the byline zone (:func:`_byline_zone`), else the
-    ``<article>`` around it; None without a heading or a date there."""
+    """htmldate's date in the headline's surroundings, None without a heading or a date
+    there.
+
+    First its fast mode (dates in ``<time>``, in elements whose class names a date …):
+    the heading alone, else with its parent, else with its grandparent, else the elements
+    after a heading right in ``body`` (:func:`_next_siblings`), else the byline zone
+    (:func:`_byline_zone`), else the ``<article>`` around it. Then, when none of them
+    holds one, its extensive search, which reads dates written in free text ("Published
+    on Oct 21, 2025"), on the closer places only: the heading, with its parent, the
+    elements after it and the byline zone, each with at most 2,000 characters of text; a
+    year alone (which htmldate completes to 1 January) is refused there."""
     if heading is None:
         return None
-    for el in _surroundings(heading):
-        found = _date_in([el], with_tail=True)
-        if found:
-            return found
-    for elements in (_next_siblings(heading), _byline_zone(heading)):
-        if elements:
-            found = _date_in(elements)
-            if found:
+    levels = _surroundings(heading)
+    for extensive in (False, True):
+        places = [[el] for el in (levels if not extensive else levels[:_NEAR_EXTENSIVE])]
+        places += [x for x in (_next_siblings(heading), _byline_zone(heading)) if x]
+        if not extensive:
+            container = _semantic_container(heading)
+            places += [[container]] if container is not None else []
+        for elements in places:
+            if extensive and sum(len(el.text_content()) for el in elements) > _EXTENSIVE_CHARS:
+                continue  # bounded work: dateparser's time grows with the text
+            found = _date_in(elements, with_tail=len(elements) == 1 and elements[0] in levels, extensive=extensive)
+            if found and not (extensive and found.endswith("-01-01")):
                 return found
-    container = _semantic_container(heading)
-    if container is not None:
-        return _date_in([container])
     return None
 
 
-def _date_in(elements, *, with_tail: bool = False) -> str | None:
-    """htmldate's date (fast mode) in *elements*, serialised into one small page."""
+def _meta_date(tree) -> str | None:
+    """The publication date the page's ``<meta>`` elements declare, read by htmldate (fast
+    mode) from those whose ``name``/``property`` is one of htmldate's publication-date
+    names (``DATE_ATTRIBUTES``: ``article:published_time`` as a ``name``,
+    ``parsely-pub-date``, ``DC.date`` …) or, without one, whose ``itemprop`` is one of its
+    original-date properties (``datePublished`` …); modification dates are not read. None
+    without such an element."""
+    import lxml.html
+    from htmldate.core import DATE_ATTRIBUTES, ITEMPROP_ATTRS_ORIGINAL
+
+    chosen = []
+    for meta in tree.iter("meta"):
+        name = (meta.get("name") or meta.get("property") or "").strip().lower()
+        prop = (meta.get("itemprop") or "").strip().lower()
+        if (name in DATE_ATTRIBUTES) if name else (prop in ITEMPROP_ATTRS_ORIGINAL):
+            chosen.append(lxml.html.tostring(meta, encoding="unicode", with_tail=False))
+        if len(chosen) >= _ZONE_ELEMENTS:
+            break
+    if not chosen:
+        return None
+    return _find_date_in("<html><head>" + "".join(chosen) + "</head><body></body></html>")
+
+
+def _date_in(elements, *, with_tail: bool = False, extensive: bool = False) -> str | None:
+    """htmldate's date (fast mode, or its extensive search) in *elements*, serialised
+    into one small page."""
     import lxml.html
 
     return _find_date_in("<html><body>" + "".join(lxml.html.tostring(el, encoding="unicode", with_tail=with_tail)
-                                                  for el in elements) + "</body></html>")
+                                                  for el in elements) + "</body></html>", extensive=extensive)
 
 
 def _byline_zone(heading) -> list:
@@ -672,15 +716,59 @@ def _types(item: dict) -> list[str]:
 
 def _article(items: Sequence[Any]) -> dict | None:
     """The first schema.org article item (``NewsArticle``, ``BlogPosting`` …), else the
-    first ``WebPage`` item, else None."""
-    page = None
+    ``mainEntity`` of a page item when it is one dated item (a ``QAPage``'s
+    ``Question``: schema.org's primary entity of the page; not a list, as an
+    ``FAQPage``'s), else the first ``WebPage`` item, else None.
+
+    >>> _article([{"@type": "QAPage", "mainEntity": {"@type": "Question", "dateCreated": "2014-02-04"}}])
+    {'@type': 'Question', 'dateCreated': '2014-02-04'}
+    """
+    page = main = None
     for item in _walk(items):
         types = _types(item)
         if any(_ARTICLE_TYPE_RE.search(t) for t in types):
             return item
-        if page is None and any(t.endswith("WebPage") for t in types):
-            page = item
-    return page
+        if any(t.endswith("Page") for t in types):
+            entity = item.get("mainEntity")
+            if main is None and isinstance(entity, dict) and (entity.get("datePublished") or entity.get("dateCreated")):
+                main = entity
+            if page is None and any(t.endswith("WebPage") for t in types):
+                page = item
+    return main or page
+
+
+def _breadcrumbs(items: Sequence[Any], base: str | None) -> list[dict[str, str | None]]:
+    """The trail of the first schema.org ``BreadcrumbList`` in *items*: ``{"name", "url"}``
+    per ``ListItem`` in ``position`` order (document order without one), the URL made
+    absolute; ``[]`` without a list.
+
+    >>> _breadcrumbs([{"@type": "BreadcrumbList", "itemListElement": [
+    ...     {"@type": "ListItem", "position": 2, "name": "Local", "item": {"@id": "/local"}},
+    ...     {"@type": "ListItem", "position": 1, "name": "News", "item": "/news"}]}], "https://c.example/a")
+    [{'name': 'News', 'url': 'https://c.example/news'}, {'name': 'Local', 'url': 'https://c.example/local'}]
+    """
+    for item in _walk(items):
+        if "BreadcrumbList" not in _types(item):
+            continue
+        elements = item.get("itemListElement")
+        elements = elements if isinstance(elements, list) else [elements]
+        crumbs = []
+        for i, el in enumerate(elements):
+            if not isinstance(el, dict):
+                continue
+            target = el.get("item")
+            name = _first_text(el.get("name")) or (_first_text(target.get("name")) if isinstance(target, dict) else None)
+            url = _url(_first_text(target.get("@id") or target.get("url")) if isinstance(target, dict)
+                       else _first_text(target), base)
+            if name or url:
+                try:
+                    position = float(el["position"])
+                except (KeyError, TypeError, ValueError):
+                    position = float(i)
+                crumbs.append((position, i, {"name": name, "url": url}))
+        if crumbs:
+            return [c for _, _, c in sorted(crumbs, key=lambda c: (c[0], c[1]))][:_MAX_LIST]
+    return []
 
 
 def _head_meta(tree) -> dict[str, str]:

@@ -19,6 +19,11 @@ How the title is picked (documented in the README too):
    permalink mark that a heading carries at its end (a last token of one or two symbols
    or punctuation marks such as ``¶`` or ``#``, other than ``?``, ``!``, ``.``, closing
    brackets and quotes). The title is never emptied.
+7. On a page that the page-type classifier calls ``service`` (a company's or product's
+   landing page, :mod:`scrapy_cepr.core.pagetype`), whose headings are slogans ("You
+   deserve to be happy."), the title is the reference with its site name removed
+   (:func:`strip_site_name`, then step 6) instead of the heading; the heading stays the
+   headline node that the methods anchor on. Measured on WCXB dev in docs/formats.rst.
 """
 
 from __future__ import annotations
@@ -138,14 +143,26 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
 
     :returns: ``(title, node_index)``; ``node_index`` is None when the title comes from
         the ``<head>`` (no displayed heading), and both are None when the page has no
-        title at all.
+        title at all. On a ``service`` page (step 7 of the module docstring) the title
+        is the ``<head>``'s while ``node_index`` stays the displayed heading's.
     """
     title, index = _pick(page)
+    reference = page.meta_title or page.html_title
+    if title and index is not None and reference and _is_service_page(page):
+        title = strip_site_name(reference)
     if title:
         names = site_names(page.url, *_declared_site_names(page))
         if names:
             title = drop_site_name(title, names)
     return title, index
+
+
+def _is_service_page(page: Page) -> bool:
+    """Whether the page-type classifier (:func:`scrapy_cepr.core.pagetype.page_type`)
+    calls *page* a ``service`` page (a product or company landing page)."""
+    from .pagetype import page_type
+
+    return page_type(page) == "service"
 
 
 def _pick(page: Page) -> tuple[str | None, int | None]:
