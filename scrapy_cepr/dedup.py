@@ -54,6 +54,7 @@ try:
 except ImportError as exc:  # the crawl stops at start (the add-on imports this module), naming the extra
     raise ImportError(f'scrapy_cepr.dedup needs datasketch ({exc}): pip install "scrapy-cepr[dedup]"') from exc
 
+from .discovery import CANONICAL_FIELD
 from .pagestore import try_set
 from .settings import DEDUP_MODES, CEPRConfig
 
@@ -629,7 +630,7 @@ class DedupPipeline:
         c = self.config
         adapter = ItemAdapter(item)
         body = adapter.get(c.body_field)
-        url = adapter.get("canonical_url") or adapter.get(c.url_field)
+        url = adapter.get(CANONICAL_FIELD) or adapter.get(c.url_field)
         if not isinstance(body, str) or adapter.get(c.error_field) or not isinstance(url, str) or not url:
             self.stats.inc_value("cepr/dedup/skipped")
             if DUPLICATE_FIELD not in adapter:

@@ -42,6 +42,7 @@ from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from w3lib.url import canonicalize_url
 
 __all__ = [
+    "CANONICAL_FIELD",
     "LASTMOD_META",
     "SOURCE_META",
     "DiscoveryMixin",
@@ -54,6 +55,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: Item field of the canonical URL (set by the spider with :func:`canonical_url`; read by
+#: the incremental state, the near-duplicate index and the zyte ``Article``'s ``canonicalUrl``).
+CANONICAL_FIELD = "canonical_url"
 #: Request meta key: how a page was found (``"sitemap"``, ``"feed"`` or ``"links"``).
 SOURCE_META = "cepr_source"
 #: Request meta key: the entry's newest date (ISO 8601, UTC) or None.

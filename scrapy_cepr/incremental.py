@@ -48,7 +48,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from w3lib.url import canonicalize_url
 
-from .discovery import LASTMOD_META, parse_date
+from .discovery import CANONICAL_FIELD, LASTMOD_META, parse_date
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -71,9 +71,6 @@ logger = logging.getLogger(__name__)
 
 #: File name of the state in ``CEPR_STATE_DIR``.
 STATE_FILE = "incremental.sqlite3"
-#: Item field of the canonical URL (set by the spider, e.g. with
-#: :func:`scrapy_cepr.discovery.canonical_url`).
-CANONICAL_FIELD = "canonical_url"
 
 
 def url_key(url: str) -> str:

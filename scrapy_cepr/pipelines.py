@@ -98,6 +98,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.defer import deferred_from_coro
 
 from .core.errors import ExtractionError
+from .discovery import CANONICAL_FIELD
 from .executors import Executor, ExtractionTimeout, WorkerDied, make_executor
 from .options import PageResult
 from .pagestore import PageRef, PageStore, response_page
@@ -436,7 +437,7 @@ class CEPRPipeline:
 
         article_fields = attrs.fields_dict(Article)
         for key, value in adapter.items():
-            if key in names or key in (c.url_field, _CONFIDENCE_FIELD):
+            if key in names or key in (c.url_field, _CONFIDENCE_FIELD, CANONICAL_FIELD):
                 continue
             if key in article_fields or key in beside:
                 if key not in self._warned_replaced:
@@ -445,8 +446,12 @@ class CEPRPipeline:
                                    "item; the spider's value is dropped (warned once per field)", key)
                 continue
             beside[key] = value
+        metadata = result.get("metadata")
+        if adapter.get(CANONICAL_FIELD) and not (metadata or {}).get("canonical_url"):
+            # The spider's canonical URL (newsspider, scrapy_cepr.incremental) is the Article's.
+            metadata = {**(metadata or {}), "canonical_url": adapter.get(CANONICAL_FIELD)}
         return zyte_article(url, title=cepr.get(c.title_field), body=cepr.get(c.body_field),
-                            body_html=result.get("body_html"), metadata=result.get("metadata"),
+                            body_html=result.get("body_html"), metadata=metadata,
                             confidence=_confidence(cepr, adapter, result), beside=beside)
 
     def _keeps_own(self, item: Any, adapter: ItemAdapter, field: str, value: Any) -> bool:

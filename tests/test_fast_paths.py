@@ -69,3 +69,28 @@ def test_article_analyse_without_body_keeps_the_same_state():
     assert art.body == "" and art2.body == full.extraction.body
     np.testing.assert_array_equal(feats.x, feats2.x)
     np.testing.assert_array_equal(regions, regions2)
+
+
+@pytest.mark.parametrize("method", ["cepr-typed", "cepr-article"])
+def test_the_page_type_is_computed_once_per_page(monkeypatch, method):
+    # The title (service pages), cepr-typed, the confidence and the crawl's worker all read
+    # the page-type probabilities; Page.derived memoises them for the parse.
+    from scrapy_cepr.core import pagetype
+    from scrapy_cepr.options import ExtractOptions
+    from scrapy_cepr.worker import extract_page
+
+    calls = []
+    real = pagetype._page_type_proba
+    monkeypatch.setattr(pagetype, "_page_type_proba", lambda page: calls.append(1) or real(page))
+    sentences = ["The council met on Monday, and the vote on the harbour wall was close.",
+                 "Engineers had warned for years that the old stones would not hold another winter.",
+                 "Residents of the lower town packed the public gallery to hear the debate.",
+                 "The mayor said the repairs would begin in spring, if the budget allows it.",
+                 "Opponents argued that the money should go to the flood barrier instead."]
+    story = "".join(f"<p>{' '.join(sentences[i:] + sentences[:i])}</p>" for i in range(5))
+    html = (f"<html><head><title>Vote | Courier</title></head><body><nav><a href='/'>Home</a></nav>"
+            f"<article><h1>Council votes on harbour wall</h1>{story}</article></body></html>")
+    result, _ = extract_page(html, "http://a.example/vote", ExtractOptions(method=method, metadata=True))
+    assert result.page_type == "article" and "harbour wall" in result.body
+    assert result.confidence is not None
+    assert len(calls) == 1

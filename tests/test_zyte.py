@@ -101,7 +101,9 @@ def test_article_fields_from_the_page_declarations() -> None:
     assert [(b.name, b.url) for b in article.breadcrumbs] == [("News", "https://courier.example/news"),
                                                               ("Local", "https://courier.example/local")]
     # The metadata is read although CEPR_METADATA is off, and not exported twice.
-    assert "cepr_metadata" not in item and "metadata" in item and "probability" not in item["metadata"]
+    assert "cepr_metadata" not in item and "metadata" in item
+    # metadata.probability is the page's confidence (cepr_confidence in the cepr schema).
+    assert "cepr_confidence" not in item and 0.0 <= item["metadata"]["probability"] <= 1.0
     # Beside the Article: the error, the page type, the spider's own field.
     assert article._unknown_fields_dict == {"cepr_error": None, "page_type": "article", "section": "local"}
     assert "html" not in item and "title" not in item and "body" not in item
@@ -176,13 +178,14 @@ def test_items_without_a_page_keep_the_cepr_shape() -> None:
     import asyncio
 
     item = asyncio.run(go())
-    assert item == {"url": URL, "title": None, "body": None, "cepr_error": None, "page_type": None}
+    assert item == {"url": URL, "title": None, "body": None, "cepr_error": None, "page_type": None,
+                    "cepr_confidence": None}
 
 
 def test_setting_validation_and_worker_options() -> None:
     config = CEPRConfig.from_settings({"CEPR_ITEM_SCHEMA": "zyte"})
     assert config.options.metadata and "html" in config.options.formats
-    assert [f for _, f in config.outputs()] == ["title", "body", "cepr_error", "page_type"]
+    assert [f for _, f in config.outputs()] == ["title", "body", "cepr_error", "page_type", "cepr_confidence"]
     assert not CEPRConfig.from_settings({}).options.metadata
     with pytest.raises(ValueError, match="CEPR_ITEM_SCHEMA"):
         CEPRConfig.from_settings({"CEPR_ITEM_SCHEMA": "schema.org"})

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
+from typing import Any
 
 import numpy as np
 from lxml import etree
@@ -161,7 +162,10 @@ class Page:
     HTML; ``body_nodes`` the list of the nodes of ``<body>``'s subtree in pre-order, as
     the walk visited them (``body`` first; empty without a body); ``json_ld`` the text of
     the page's JSON-LD blocks (read before the scripts are removed) and ``itemtypes`` its
-    microdata ``itemtype`` values, in source order (both for the page type). Holding the nodes keeps
+    microdata ``itemtype`` values, in source order (both for the page type); ``derived``
+    memoises values that the layers above compute from this parse and that several of them
+    read (the page-type probabilities: the title, cepr-typed, the confidence and the crawl's
+    worker each need them), so each is computed once per page. Holding the nodes keeps
     their lxml proxies alive, so a later pass over the tree
     (:class:`~scrapy_cepr.core.region.DomTable`) does not build them again. Treat
     everything as read-only.
@@ -184,6 +188,7 @@ class Page:
     body_nodes: list = field(default_factory=list, repr=False)  # the walk's nodes, see above
     json_ld: tuple[str, ...] = field(default=(), repr=False)
     itemtypes: tuple[str, ...] = field(default=(), repr=False)
+    derived: dict[str, Any] = field(default_factory=dict, repr=False)  # per-parse memo, see above
 
     @classmethod
     def from_html(cls, html: str | bytes, *, url: str | None = None, encoding: str | None = None) -> Page:

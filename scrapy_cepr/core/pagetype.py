@@ -437,6 +437,20 @@ def page_type_proba(page: Any) -> dict[str, float] | None:
     :data:`LISTING` when it has at least :data:`MIN_HEADLINE_LINKS` headline lines and
     no run of prose of :data:`MIN_STORY_CHARS`, else an :data:`ARTICLE`.
     """
+    memo = getattr(page, "derived", None)  # Page.derived: computed once per parse
+    if memo is not None and _MEMO_KEY in memo:
+        cached = memo[_MEMO_KEY]
+        return None if cached is None else dict(cached)
+    proba = _page_type_proba(page)
+    if memo is not None:
+        memo[_MEMO_KEY] = None if proba is None else dict(proba)
+    return proba
+
+
+_MEMO_KEY = "page_type_proba"
+
+
+def _page_type_proba(page: Any) -> dict[str, float] | None:
     if not len(page):
         return None
     x = page_features(page)
