@@ -109,6 +109,7 @@ Needs ``pip install 'scrapy-cepr[redis]'`` (scrapy-redis, redis) and a Redis ser
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -122,6 +123,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlparse
 
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
@@ -151,7 +153,9 @@ __all__ = [
     "check_redis",
     "dumps",
     "loads",
+    "log_redis_unavailable",
     "read_jsonl",
+    "refuse_scheme",
 ]
 
 #: Keys, as templates over the spider name and the crawler id.
@@ -167,6 +171,11 @@ BAD_REQUESTS_LOGGED = 10
 BAD_REQUESTS_PER_CALL = 100
 
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
+
+#: The only URL schemes taken from Redis (requests of the shared queue, start URLs).
+REDIS_SCHEMES = frozenset({"http", "https"})
+#: Stat counting the requests and start URLs refused for their scheme.
+REFUSED_SCHEME_STAT = "cepr/redis/refused_scheme"
 
 
 # -- the queue's data format: JSON, never pickle ------------------------------------------
@@ -267,6 +276,54 @@ def _check_request_dict(d: dict[str, Any]) -> None:
         method = d.get(name)
         if method is not None and not (isinstance(method, str) and method.isidentifier() and not method.startswith("_")):
             raise ValueError(f"{name} {method!r} is not the name of a public spider method")
+
+
+def refuse_scheme(url: str, *, what: str, stats: Any, logged: set[str]) -> bool:
+    """Whether *url*, read from Redis, must be refused: its scheme is not ``http`` or
+    ``https`` (``file://`` would make the crawler read its own local files into the
+    items). A refusal is counted in ``cepr/redis/refused_scheme`` (*stats*: a Scrapy
+    stats collector, or None) and logged as an error once per scheme (the schemes already
+    logged are kept in *logged*, one set per crawler and per *what*, e.g. ``"start URL"``).
+    """
+    scheme = urlparse(url).scheme  # lower case
+    if scheme in REDIS_SCHEMES:
+        return False
+    if stats is not None:
+        stats.inc_value(REFUSED_SCHEME_STAT)
+    if scheme not in logged:
+        logged.add(scheme)
+        logger.error(
+            "%s %r read from Redis refused: scheme %r, only http(s) URLs are taken from Redis "
+            "(further %r ones are only counted: %s)", what, url[:200], scheme, scheme, REFUSED_SCHEME_STAT,
+        )
+    return True
+
+
+def log_redis_unavailable(error: RedisUnavailableError) -> None:
+    """Log *error* as one error line, and keep the crawl's asyncio task from logging it
+    again with a traceback ("Task exception was never retrieved") when it ends with it.
+
+    Call it right before re-raising *error* where the crawl starts (a spider's
+    ``from_crawler``, a scheduler's): Scrapy still marks the crawl failed (``scrapy crawl``
+    exits with 1) and ``await``-ing callers still get the exception.
+    """
+    logger.error("%s", error)
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop (a Twisted reactor without asyncio)
+        return
+    if task is None:
+        return
+
+    def retrieved(task: asyncio.Task[Any]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()  # marks it retrieved
+        if exc is not None and exc is not error:  # another failure: asyncio's report, as usual
+            task.get_loop().call_exception_handler(
+                {"message": "Task exception was never retrieved", "exception": exc, "future": task})
+
+    task.add_done_callback(retrieved)
 
 
 def _where(server: Any) -> str:
@@ -396,7 +453,11 @@ class RecoveringScheduler(Scheduler):
         try:
             instance = super().from_crawler(crawler)  # PINGs the server
         except redis.exceptions.RedisError:
-            check_redis(get_redis_from_settings(crawler.settings))  # the same error, clearly
+            try:
+                check_redis(get_redis_from_settings(crawler.settings))  # the same error, clearly
+            except RedisUnavailableError as exc:
+                log_redis_unavailable(exc)
+                raise
             raise
         instance._setup(crawler)
         return instance
@@ -406,6 +467,7 @@ class RecoveringScheduler(Scheduler):
         self.crawler = crawler
         self.serializer = sys.modules[__name__]  # the queue's data format: JSON, never pickle
         self._meta_warned: set[str] = set()
+        self._schemes_logged: set[str] = set()
         self._bad_logged = 0
         self.heartbeat_timeout = _positive_float(settings, "SCHEDULER_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT)
         crawler_id = settings.get("SCHEDULER_CRAWLER_ID") or (
@@ -497,6 +559,8 @@ class RecoveringScheduler(Scheduler):
         """Push *request* unless the shared duplicate filter has seen it (one atomic
         script: see ``_ENQUEUE``); returns whether it was pushed."""
         try:
+            if refuse_scheme(request.url, what="request", stats=self.stats, logged=self._schemes_logged):
+                return False
             try:
                 data = self._encode(request)
             except (TypeError, ValueError, RecursionError) as exc:
@@ -582,6 +646,11 @@ class RecoveringScheduler(Scheduler):
                 request = self._decode(data)
             except Exception as exc:  # noqa: BLE001 - whatever is in Redis, nothing in it may stop the crawl
                 self._drop_bad(data, exc)
+                continue
+            if refuse_scheme(request.url, what=f"request in {self.queue.key}", stats=self.stats,
+                             logged=self._schemes_logged):
+                # Kept for inspection with the malformed entries; out of the in-flight set.
+                self._drop(keys=[self.inflight_key, self._key(BAD_REQUESTS_KEY)], args=[data, BAD_REQUESTS_KEPT])
                 continue
             break
         else:
