@@ -85,12 +85,19 @@ the spider.
   ``<spider>:bad_requests`` (newest first, at most 1,000) for inspection. The first ten
   per crawler are logged as errors; all are counted in ``cepr/distributed/bad_requests``.
 
+* A **request whose URL is not** ``http(s)://`` (``file://``, ``ftp://``, ``data:`` …)
+  is refused, whether popped from the shared queue or about to be pushed to it: a
+  ``file://`` entry would make every crawler read its own local files into the items.
+  It leaves the in-flight set for ``<spider>:bad_requests``, is counted in
+  ``cepr/redis/refused_scheme`` and logged once per scheme (:func:`refuse_scheme`). There
+  is no setting to allow other schemes; crawl local files without Redis.
+
 Redis is still the crawl's control channel: whoever can write to it chooses what the
-crawlers fetch (URLs, headers, meta such as ``proxy``, ``file://`` start URLs where the
-spider takes them) and can empty the queue. Give it a password (``requirepass``, or an ACL
-user), bind it to a private interface, and use TLS (``rediss://``) across networks; see
-``docs/distributed.md``. :func:`check_redis` turns a missing or wrong password into one
-clear :class:`RedisUnavailableError` (the password is never logged).
+crawlers fetch (http(s) URLs, headers, meta such as ``proxy``) and can empty the queue.
+Give it a password (``requirepass``, or an ACL user), bind it to a private interface, and
+use TLS (``rediss://``) across networks; see ``docs/distributed.md``. :func:`check_redis`
+turns a missing or wrong password into one clear :class:`RedisUnavailableError` (the
+password is never logged), which :func:`log_redis_unavailable` logs as one line.
 
 Settings (besides scrapy-redis's ``REDIS_URL``, ``SCHEDULER_*`` and
 ``MAX_IDLE_TIME_BEFORE_CLOSE``):
@@ -433,7 +440,8 @@ class RecoveringScheduler(Scheduler):
     queue entries dropped), ``cepr/distributed/meta_dropped`` (meta values that are not
     JSON data, left out of stored requests), ``cepr/distributed/unserializable``
     (requests not scheduled: a callback that is not a spider method, ``cb_kwargs`` that
-    are not JSON data).
+    are not JSON data), ``cepr/redis/refused_scheme`` (requests refused for a scheme other
+    than http(s)).
 
     :raises ValueError: a bad ``SCHEDULER_HEARTBEAT_TIMEOUT`` or ``SCHEDULER_CRAWLER_ID``,
         a ``SCHEDULER_SERIALIZER`` other than this module, a ``SCHEDULER_QUEUE_CLASS``

@@ -12,7 +12,7 @@ securing Redis: anyone who can write to it decides what the crawlers fetch)::
     scrapy crawl redisnewsspider -O part-$N.jsonl
 
 Every process reads start URLs from the Redis list ``redisnewsspider:start_urls`` (a plain
-URL, or JSON ``{"url": ...}``), shares one request queue and one duplicate filter
+``http(s)://`` URL, or JSON ``{"url": ...}``; other schemes are refused), shares one request queue and one duplicate filter
 (scrapy-redis), and exports its own items. The outputs together hold every page once; a
 process killed mid-crawl loses nothing (its in-flight requests are requeued by the others
 when its heartbeat expires, or at once when it restarts with the same
