@@ -16,13 +16,16 @@ import logging
 from pathlib import Path
 
 import pytest
-from test_distributed import PROJECT, _crawl, _scheduler, _site, client, password_redis, redis, redis_url  # noqa: F401
-
+import test_distributed as _td  # skips (or fails in CI) without scrapy-redis, as it does
 from httpserver import PageServer, parse_stats_dump
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 
 from scrapy_cepr.distributed import dumps, read_jsonl
+
+# The fixtures and helpers of tests/test_distributed.py (a fresh redis-server per module).
+redis_url, client, password_redis = _td.redis_url, _td.client, _td.password_redis
+PROJECT, _crawl, _scheduler, _site = _td.PROJECT, _td._crawl, _td._scheduler, _td._site
 
 SECRET = "TOPSECRET-LOCAL-FILE-7f3a"
 
