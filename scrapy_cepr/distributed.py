@@ -326,7 +326,12 @@ def log_redis_unavailable(error: RedisUnavailableError) -> None:
         if task.cancelled():
             return
         exc = task.exception()  # marks it retrieved
-        if exc is not None and exc is not error:  # another failure: asyncio's report, as usual
+        cause = exc
+        while cause is not None and cause is not error:
+            # Scrapy's clean-up after a failed engine start can fail in turn (an engine
+            # without a slot): raised while handling *error*, it is the same failure.
+            cause = cause.__context__
+        if exc is not None and cause is None:  # another failure: asyncio's report, as usual
             task.get_loop().call_exception_handler(
                 {"message": "Task exception was never retrieved", "exception": exc, "future": task})
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,6 +143,28 @@ def test_bad_password_gives_one_clear_error_line_and_no_traceback(password_redis
     assert f"127.0.0.1:{password_redis.port}" in errors[0]
     assert "wrong-Pw" not in log and "s3cret-Pw" not in log  # no password in the log
     assert not (tmp_path / "out.jsonl").exists() or (tmp_path / "out.jsonl").read_text() == ""
+
+
+def test_bad_password_under_another_spider_gives_one_clear_error_line(password_redis, tmp_path):
+    """Any spider on RecoveringScheduler (the scheduler finds the bad password when the
+    engine opens, after the spider was made): one error line too."""
+    spider = tmp_path / "plain.py"
+    spider.write_text(
+        "import scrapy\n"
+        "class Plain(scrapy.Spider):\n"
+        "    name = 'plain'\n"
+        "    start_urls = ['http://127.0.0.1:9/']\n"
+        "    custom_settings = {'SCHEDULER': 'scrapy_cepr.distributed.RecoveringScheduler',\n"
+        "                       'DUPEFILTER_CLASS': 'scrapy_redis.dupefilter.RFPDupeFilter', 'SCHEDULER_PERSIST': True}\n")
+    url = password_redis.url.replace("s3cret-Pw", "wrong-Pw")
+    proc = subprocess.run([sys.executable, "-m", "scrapy", "runspider", str(spider), "-s", f"REDIS_URL={url}"],
+                          cwd=tmp_path, env=_td._env(), capture_output=True, text=True, timeout=60)
+    log = proc.stderr
+    assert proc.returncode != 0, log[-3000:]
+    assert "Traceback" not in log and "never retrieved" not in log, log[-3000:]
+    errors = [line for line in log.splitlines() if "REDIS_URL" in line]
+    assert len(errors) == 1 and "refused the password of REDIS_URL" in errors[0], log[-3000:]
+    assert "wrong-Pw" not in log
 
 
 def test_unreachable_redis_gives_one_clear_error_line(tmp_path):
