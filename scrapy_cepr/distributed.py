@@ -85,12 +85,19 @@ the spider.
   ``<spider>:bad_requests`` (newest first, at most 1,000) for inspection. The first ten
   per crawler are logged as errors; all are counted in ``cepr/distributed/bad_requests``.
 
+* A **request whose URL is not** ``http(s)://`` (``file://``, ``ftp://``, ``data:`` …)
+  is refused, whether popped from the shared queue or about to be pushed to it: a
+  ``file://`` entry would make every crawler read its own local files into the items.
+  It leaves the in-flight set for ``<spider>:bad_requests``, is counted in
+  ``cepr/redis/refused_scheme`` and logged once per scheme (:func:`refuse_scheme`). There
+  is no setting to allow other schemes; crawl local files without Redis.
+
 Redis is still the crawl's control channel: whoever can write to it chooses what the
-crawlers fetch (URLs, headers, meta such as ``proxy``, ``file://`` start URLs where the
-spider takes them) and can empty the queue. Give it a password (``requirepass``, or an ACL
-user), bind it to a private interface, and use TLS (``rediss://``) across networks; see
-``docs/distributed.md``. :func:`check_redis` turns a missing or wrong password into one
-clear :class:`RedisUnavailableError` (the password is never logged).
+crawlers fetch (http(s) URLs, headers, meta such as ``proxy``) and can empty the queue.
+Give it a password (``requirepass``, or an ACL user), bind it to a private interface, and
+use TLS (``rediss://``) across networks; see ``docs/distributed.md``. :func:`check_redis`
+turns a missing or wrong password into one clear :class:`RedisUnavailableError` (the
+password is never logged), which :func:`log_redis_unavailable` logs as one line.
 
 Settings (besides scrapy-redis's ``REDIS_URL``, ``SCHEDULER_*`` and
 ``MAX_IDLE_TIME_BEFORE_CLOSE``):
@@ -109,6 +116,7 @@ Needs ``pip install 'scrapy-cepr[redis]'`` (scrapy-redis, redis) and a Redis ser
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -122,6 +130,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlparse
 
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
@@ -151,7 +160,9 @@ __all__ = [
     "check_redis",
     "dumps",
     "loads",
+    "log_redis_unavailable",
     "read_jsonl",
+    "refuse_scheme",
 ]
 
 #: Keys, as templates over the spider name and the crawler id.
@@ -167,6 +178,11 @@ BAD_REQUESTS_LOGGED = 10
 BAD_REQUESTS_PER_CALL = 100
 
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
+
+#: The only URL schemes taken from Redis (requests of the shared queue, start URLs).
+REDIS_SCHEMES = frozenset({"http", "https"})
+#: Stat counting the requests and start URLs refused for their scheme.
+REFUSED_SCHEME_STAT = "cepr/redis/refused_scheme"
 
 
 # -- the queue's data format: JSON, never pickle ------------------------------------------
@@ -267,6 +283,59 @@ def _check_request_dict(d: dict[str, Any]) -> None:
         method = d.get(name)
         if method is not None and not (isinstance(method, str) and method.isidentifier() and not method.startswith("_")):
             raise ValueError(f"{name} {method!r} is not the name of a public spider method")
+
+
+def refuse_scheme(url: str, *, what: str, stats: Any, logged: set[str]) -> bool:
+    """Whether *url*, read from Redis, must be refused: its scheme is not ``http`` or
+    ``https`` (``file://`` would make the crawler read its own local files into the
+    items). A refusal is counted in ``cepr/redis/refused_scheme`` (*stats*: a Scrapy
+    stats collector, or None) and logged as an error once per scheme (the schemes already
+    logged are kept in *logged*, one set per crawler and per *what*, e.g. ``"start URL"``).
+    """
+    scheme = urlparse(url).scheme  # lower case
+    if scheme in REDIS_SCHEMES:
+        return False
+    if stats is not None:
+        stats.inc_value(REFUSED_SCHEME_STAT)
+    if scheme not in logged:
+        logged.add(scheme)
+        logger.error(
+            "%s %r read from Redis refused: scheme %r, only http(s) URLs are taken from Redis "
+            "(further %r ones are only counted: %s)", what, url[:200], scheme, scheme, REFUSED_SCHEME_STAT,
+        )
+    return True
+
+
+def log_redis_unavailable(error: RedisUnavailableError) -> None:
+    """Log *error* as one error line, and keep the crawl's asyncio task from logging it
+    again with a traceback ("Task exception was never retrieved") when it ends with it.
+
+    Call it right before re-raising *error* where the crawl starts (a spider's
+    ``from_crawler``, a scheduler's): Scrapy still marks the crawl failed (``scrapy crawl``
+    exits with 1) and ``await``-ing callers still get the exception.
+    """
+    logger.error("%s", error)
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop (a Twisted reactor without asyncio)
+        return
+    if task is None:
+        return
+
+    def retrieved(task: asyncio.Task[Any]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()  # marks it retrieved
+        cause = exc
+        while cause is not None and cause is not error:
+            # Scrapy's clean-up after a failed engine start can fail in turn (an engine
+            # without a slot): raised while handling *error*, it is the same failure.
+            cause = cause.__context__
+        if exc is not None and cause is None:  # another failure: asyncio's report, as usual
+            task.get_loop().call_exception_handler(
+                {"message": "Task exception was never retrieved", "exception": exc, "future": task})
+
+    task.add_done_callback(retrieved)
 
 
 def _where(server: Any) -> str:
@@ -376,7 +445,8 @@ class RecoveringScheduler(Scheduler):
     queue entries dropped), ``cepr/distributed/meta_dropped`` (meta values that are not
     JSON data, left out of stored requests), ``cepr/distributed/unserializable``
     (requests not scheduled: a callback that is not a spider method, ``cb_kwargs`` that
-    are not JSON data).
+    are not JSON data), ``cepr/redis/refused_scheme`` (requests refused for a scheme other
+    than http(s)).
 
     :raises ValueError: a bad ``SCHEDULER_HEARTBEAT_TIMEOUT`` or ``SCHEDULER_CRAWLER_ID``,
         a ``SCHEDULER_SERIALIZER`` other than this module, a ``SCHEDULER_QUEUE_CLASS``
@@ -396,7 +466,11 @@ class RecoveringScheduler(Scheduler):
         try:
             instance = super().from_crawler(crawler)  # PINGs the server
         except redis.exceptions.RedisError:
-            check_redis(get_redis_from_settings(crawler.settings))  # the same error, clearly
+            try:
+                check_redis(get_redis_from_settings(crawler.settings))  # the same error, clearly
+            except RedisUnavailableError as exc:
+                log_redis_unavailable(exc)
+                raise
             raise
         instance._setup(crawler)
         return instance
@@ -406,6 +480,7 @@ class RecoveringScheduler(Scheduler):
         self.crawler = crawler
         self.serializer = sys.modules[__name__]  # the queue's data format: JSON, never pickle
         self._meta_warned: set[str] = set()
+        self._schemes_logged: set[str] = set()
         self._bad_logged = 0
         self.heartbeat_timeout = _positive_float(settings, "SCHEDULER_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT)
         crawler_id = settings.get("SCHEDULER_CRAWLER_ID") or (
@@ -497,6 +572,8 @@ class RecoveringScheduler(Scheduler):
         """Push *request* unless the shared duplicate filter has seen it (one atomic
         script: see ``_ENQUEUE``); returns whether it was pushed."""
         try:
+            if refuse_scheme(request.url, what="request", stats=self.stats, logged=self._schemes_logged):
+                return False
             try:
                 data = self._encode(request)
             except (TypeError, ValueError, RecursionError) as exc:
@@ -582,6 +659,11 @@ class RecoveringScheduler(Scheduler):
                 request = self._decode(data)
             except Exception as exc:  # noqa: BLE001 - whatever is in Redis, nothing in it may stop the crawl
                 self._drop_bad(data, exc)
+                continue
+            if refuse_scheme(request.url, what=f"request in {self.queue.key}", stats=self.stats,
+                             logged=self._schemes_logged):
+                # Kept for inspection with the malformed entries; out of the in-flight set.
+                self._drop(keys=[self.inflight_key, self._key(BAD_REQUESTS_KEY)], args=[data, BAD_REQUESTS_KEPT])
                 continue
             break
         else:

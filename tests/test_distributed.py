@@ -445,9 +445,10 @@ def test_crawl_with_a_password_and_a_clear_error_without_it(password_redis, tmp_
     for name, url in (("none", password_redis.url_without_password), ("wrong", wrong)):
         code, log = _crawl(url, tmp_path / f"{name}.jsonl", timeout=60)
         assert code != 0, log[-3000:]
-        # The crawl stops before the engine starts; the error (last line) says what to do.
+        # The crawl stops before the engine starts; the error (last line, logged without a
+        # traceback: tests/test_distributed_hardening.py) says what to do.
         last = log.strip().splitlines()[-1]
-        assert last.startswith("scrapy_cepr.exceptions.RedisUnavailableError: Redis at 127.0.0.1:"), log[-3000:]
+        assert " [scrapy_cepr.distributed] ERROR: Redis at 127.0.0.1:" in last, log[-3000:]
         assert ("asks for a password and REDIS_URL gives none" if name == "none"
                 else "refused the password of REDIS_URL") in last
         assert "redis://:PASSWORD@HOST:PORT" in last

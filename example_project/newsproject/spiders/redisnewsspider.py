@@ -12,7 +12,7 @@ securing Redis: anyone who can write to it decides what the crawlers fetch)::
     scrapy crawl redisnewsspider -O part-$N.jsonl
 
 Every process reads start URLs from the Redis list ``redisnewsspider:start_urls`` (a plain
-URL, or JSON ``{"url": ...}``), shares one request queue and one duplicate filter
+``http(s)://`` URL, or JSON ``{"url": ...}``; other schemes are refused), shares one request queue and one duplicate filter
 (scrapy-redis), and exports its own items. The outputs together hold every page once; a
 process killed mid-crawl loses nothing (its in-flight requests are requeued by the others
 when its heartbeat expires, or at once when it restarts with the same
@@ -49,12 +49,12 @@ from urllib.parse import urlparse
 import scrapy
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
-from w3lib.url import file_uri_to_path
 
 try:
     from scrapy_redis.spiders import RedisMixin
 
-    from scrapy_cepr.distributed import check_redis
+    from scrapy_cepr.distributed import check_redis, log_redis_unavailable, refuse_scheme
+    from scrapy_cepr.exceptions import RedisUnavailableError
 except ImportError as exc:  # the project's other spiders must load without scrapy-redis
     _MISSING: ImportError | None = exc
 
@@ -81,8 +81,11 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
 
     The "same site" of a page is the site of the start URL it descends from, carried in
     the request's meta (``SITE_META``), so that any process can follow any page's links
-    whichever process read the start URL. A start URL that is not ``http(s)://`` or
-    ``file://`` is logged and dropped.
+    whichever process read the start URL. A start URL that is not ``http(s)://`` (a
+    ``file://`` one would read the crawler's local files into the items) is refused:
+    counted in ``cepr/redis/refused_scheme`` and logged once per scheme; a malformed entry
+    is logged and dropped. The other entries are crawled. For a local ``file://`` crawl,
+    use ``newsspider``.
     """
 
     name = "redisnewsspider"
@@ -103,6 +106,7 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
         super().__init__(*args, **kwargs)
         self.start_urls = []
         self._domains, self._file_roots = [], []
+        self._schemes_logged: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> RedisNewsSpider:
@@ -113,7 +117,11 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
         spider.setup_redis(crawler)
         # Before the engine starts: a wrong or missing password ends the crawl here, with
         # one clear error (RedisUnavailableError) rather than a failure deep in the scheduler.
-        check_redis(spider.server)
+        try:
+            check_redis(spider.server)
+        except RedisUnavailableError as exc:
+            log_redis_unavailable(exc)  # one error line, no traceback; scrapy crawl exits with 1
+            raise
         return spider
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -132,22 +140,27 @@ class RedisNewsSpider(RedisMixin, NewsSpider):
             raise DontCloseSpider
 
     def make_request_from_data(self, data: bytes) -> list[scrapy.Request]:
-        text = data.decode(self.redis_encoding).strip()
-        url = text
-        if text.startswith("{"):
-            try:
-                url = json.loads(text)["url"]
-            except (ValueError, KeyError, TypeError):
-                logger.error("start URL entry %r: expected a URL or JSON {\"url\": ...}", text)
-                return []
-        parts = urlparse(url)
-        if parts.scheme in ("http", "https") and parts.hostname:
-            site = ((parts.hostname.lower(),), ())
-        elif parts.scheme == "file":
-            site = ((), (str(Path(file_uri_to_path(url)).parent),))
-        else:
-            logger.error("start URL %r is not an http(s):// or file:// URL: dropped", url)
+        """The requests of one start-URL entry (a URL, or JSON ``{"url": ...}``); ``[]``
+        for an entry that is refused (not ``http(s)://``) or malformed. Never raises: the
+        rest of the batch read from Redis must not be lost."""
+        try:
+            text = data.decode(self.redis_encoding).strip()
+            url = json.loads(text)["url"] if text.startswith("{") else text
+        except (ValueError, KeyError, TypeError):
+            url = None
+        if not isinstance(url, str):
+            logger.error("start URL entry %r: expected a URL or JSON {\"url\": ...}: dropped", data[:200])
             return []
+        if refuse_scheme(url, what="start URL", stats=self.crawler.stats, logged=self._schemes_logged):
+            return []
+        try:
+            host = urlparse(url).hostname
+        except ValueError:  # a bad IPv6 host, a bad port
+            host = None
+        if not host:
+            logger.error("start URL %r has no valid host: dropped", url[:200])
+            return []
+        site = ((host.lower(),), ())
         meta = {**self._meta(url), SITE_META: site}
         # Filtered like any request, so the shared duplicate filter knows the start page
         # and a link back to it (a "Home" link) is not crawled and exported as a page.
