@@ -69,6 +69,7 @@ from scrapy.responsetypes import responsetypes
 
 try:
     from warcio.archiveiterator import ArchiveIterator
+    from warcio.bufferedreaders import ChunkedDataReader
     from warcio.exceptions import ArchiveLoadFailed
 except ImportError as exc:  # the crawl stops at start, naming the extra
     raise ImportError(f'scrapy_cepr.archive needs warcio ({exc}): pip install "scrapy-cepr[warc]"') from exc
@@ -336,9 +337,14 @@ def iter_records(path: str, filters: ArchiveFilter | None = None, *, max_bytes: 
     count = on_skip or (lambda reason: None)
     seen = on_record or (lambda: None)
     for name, stream in _members(path):
-        iterator = ArchiveIterator(stream, no_record_parse=False, arc2warc=True)
+        iterator = ArchiveIterator(stream)
         try:
             for rec in iterator:
+                if rec.format != "warc" and not rec.format.startswith("warc"):
+                    logger.error("%s: not a WARC file (a %s record at offset %d); going on with the next file",
+                                 name, rec.format, iterator.offset)
+                    count("malformed")
+                    break
                 seen()
                 # The start of this record (warcio's get_record_offset() would read the
                 # record to its end first).
@@ -386,16 +392,54 @@ def _read_record(rec: Any, name: str, offset: int, filters: ArchiveFilter, max_b
     if reason is not None:
         return reason, None
     try:
-        body = rec.content_stream().read(max_bytes + 1)
+        body = _payload(rec, max_bytes + 1)
     except Exception as exc:  # noqa: BLE001 - zlib.error, brotli.error, OSError: a corrupt payload, not a crash
         logger.debug("%s @%d: payload unreadable (%s: %s)", name, offset, type(exc).__name__, exc)
         return "malformed", None
     if len(body) > max_bytes:
         return "too_large", None
+    # The payload ended before the record's Content-Length: the file was cut inside it.
+    raw = rec.raw_stream
+    while raw.read(65536):
+        pass
+    if getattr(raw, "limit", 0) > 0:
+        logger.warning("%s @%d: record cut by the end of the file (%d bytes missing): skipped", name, offset,
+                       raw.limit)
+        return "truncated", None
     headers = tuple((str(k), str(v)) for k, v in rec.http_headers.headers)
     return None, ArchiveRecord(url=url, status=status, headers=headers, body=body, warc_date=warc_date,
                                record_id=rec.rec_headers.get_header("WARC-Record-ID") or "", file=name,
                                offset=offset)
+
+
+def _payload(rec: Any, limit: int) -> bytes:
+    """At most *limit* bytes of *rec*'s payload, de-chunked and decompressed by warcio;
+    brotli here (warcio's br decoder wants the ``brotlipy`` API, not Google's ``brotli``).
+
+    :raises Exception: a corrupt payload (zlib.error, brotli.error …); ImportError for
+        ``br`` without ``brotli``.
+    """
+    encoding = (rec.http_headers.get_header("Content-Encoding") or "").strip().lower()
+    if encoding != "br":
+        return rec.content_stream().read(limit)
+    import brotli
+
+    stream = rec.raw_stream
+    if "chunked" in (rec.http_headers.get_header("Transfer-Encoding") or "").lower():
+        stream = ChunkedDataReader(stream)
+    decompressor = brotli.Decompressor()
+    out = bytearray()
+    while len(out) < limit:
+        data = stream.read(65536)
+        if not data:
+            break
+        out += decompressor.process(data, output_buffer_limit=65536)
+        while len(out) < limit and not decompressor.can_accept_more_data():
+            piece = decompressor.process(b"", output_buffer_limit=65536)
+            if not piece:
+                break
+            out += piece
+    return bytes(out[:limit])
 
 
 def record_response(record: ArchiveRecord, request: scrapy.Request | None = None) -> Response:
@@ -694,3 +738,65 @@ class ArchiveSpider(scrapy.Spider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Yield :func:`record_item` of *response*."""
         yield record_item(response)
+
+
+# -- without Scrapy: ``scrapy-cepr extract --warc`` --------------------------------------------
+
+def _extract_row(job: tuple[dict[str, Any], bytes, str | None, str, dict[str, Any], tuple[str, ...], bool]
+                 ) -> dict[str, Any]:
+    """One JSON-lines row of :func:`extract_archives` (a module-level function: it runs in
+    the process pool)."""
+    from .api import extract
+    from .core.errors import ExtractionError
+
+    row, body, encoding, method, params, formats, metadata = job
+    try:
+        result = extract(body, url=row["url"], method=method, encoding=encoding, **params)
+    except ExtractionError as exc:
+        return {**row, "title": None, "body": None, "cepr_error": f"failed: {type(exc).__name__}: {exc}"}
+    return {**row, **result.to_dict(formats=formats, metadata=metadata)}
+
+
+def extract_archives(paths: Iterable[str], filters: ArchiveFilter | None = None, *, method: str = "cepr-article",
+                     params: dict[str, Any] | None = None, body_formats: tuple[str, ...] = (),
+                     with_metadata: bool = False, max_bytes: int = DEFAULT_MAX_BYTES, parallel: int = 1,
+                     on_skip: Callable[[str], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Extract every kept HTML record of the archives *paths*, in archive order, without
+    Scrapy: one dict per page, ``url``, ``warc_date``, ``warc_record_id``, ``warc_file``,
+    ``warc_offset``, then :meth:`Extraction.to_dict <scrapy_cepr.core.result.Extraction.to_dict>`
+    (``title``, ``body`` …), or ``title``/``body`` None and ``cepr_error`` for a page
+    that cannot be parsed. The page is decoded with the charset Scrapy would use
+    (:func:`record_response`). With *parallel* > 1, a process pool with at most
+    ``4 × parallel`` pages in flight (memory stays bounded).
+
+    :raises OSError: an archive cannot be opened.
+    """
+    def jobs() -> Iterator[tuple[Any, ...]]:
+        for path in paths:
+            for record in iter_records(path, filters, max_bytes=max_bytes, on_skip=on_skip):
+                response = record_response(record)
+                if not isinstance(response, HtmlResponse):
+                    if on_skip is not None:
+                        on_skip("mime")
+                    continue
+                row = {"url": record.url, "warc_date": record.warc_date, "warc_record_id": record.record_id,
+                       "warc_file": record.file, "warc_offset": record.offset}
+                yield row, record.body, response.encoding, method, dict(params or {}), body_formats, with_metadata
+
+    if parallel <= 1:
+        for job in jobs():
+            yield _extract_row(job)
+        return
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    window = 4 * parallel
+    with ProcessPoolExecutor(max_workers=parallel, mp_context=get_context("spawn")) as pool:
+        pending: deque[Any] = deque()
+        for job in jobs():
+            pending.append(pool.submit(_extract_row, job))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
