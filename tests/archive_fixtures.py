@@ -109,3 +109,31 @@ def mixed_records() -> list[dict[str, Any]]:
         response("https://de.example.net/latin1", article(4, charset="iso-8859-1", title="Grüße aus Köln", lang="de"),
                  content_type="text/html; charset=iso-8859-1", date="2024-04-01T00:00:00Z"),
     ]
+
+
+def write_pages_warc(path: Path, pages: Iterable[tuple[str, bytes]], *, copies: int = 1,
+                     extras: bool = True) -> int:
+    """Write *pages* (``(url, html bytes)``) *copies* times each (copy *k* > 0 at
+    ``url#copy-k``, a new record id each) to the WARC.gz *path*, one record at a time;
+    with *extras*, also a 404, a redirect and a PDF per copy round. Returns the number of
+    HTML 200 records written."""
+    n = 0
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        pages = list(pages)
+        for k in range(copies):
+            for url, html in pages:
+                target = url if k == 0 else f"{url}#copy-{k}"
+                http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+                writer.write_record(writer.create_warc_record(target, "response", payload=io.BytesIO(html),
+                                                              http_headers=http))
+                n += 1
+            if extras:
+                for status, ctype, body in (("404 Not Found", "text/html", b"<html><body>gone</body></html>"),
+                                            ("301 Moved Permanently", "text/html", b""),
+                                            ("200 OK", "application/pdf", b"%PDF-1.4\n%%EOF\n")):
+                    http = StatusAndHeaders(status, [("Content-Type", ctype)], protocol="HTTP/1.1")
+                    writer.write_record(writer.create_warc_record(f"https://extras.example/{k}/{status[:3]}",
+                                                                  "response", payload=io.BytesIO(body),
+                                                                  http_headers=http))
+    return n
