@@ -41,9 +41,9 @@ feed line and the ledger line cannot export a record twice, and a kill before th
 line loses nothing (the record is read again). A last feed line cut by the kill (no
 final ``\\n``) is not an exported item: it is removed before the run appends to the file.
 Resume with ``-o`` (append); ``-O`` would truncate the items already exported, so it
-is refused when the ledger is not empty. Scrapy's own ``JOBDIR`` request queue is not
-used for archive requests (they are re-read from the archive: their bodies are not
-written to disk twice).
+is refused when the ledger is not empty. Scrapy's own ``JOBDIR`` request queues are
+not used (:data:`ARCHIVE_SETTINGS`): the archive is re-read, and the records in neither
+the ledger nor the feed are sent again.
 """
 
 from __future__ import annotations
@@ -465,8 +465,10 @@ _LINE_STORAGE = "scrapy_cepr.distributed.LineFlushedFileFeedStorage"
 
 #: Settings of an archive crawl (:attr:`ArchiveSpider.custom_settings`): the ``warc:``
 #: download handler; no robots.txt, cookies, redirects, cache, delays or page count limit
-#: (nothing is fetched); an in-memory request queue even with ``JOBDIR`` (the archive and
-#: the ledger are the crawl's state); unbuffered feed files.
+#: (nothing is fetched); in-memory request queues even with ``JOBDIR`` (the archive and
+#: the ledger are the crawl's state; Scrapy's disk queues are not kill-safe: after a
+#: SIGKILL a resumed run popped a stale request of the killed run in place of a new one,
+#: exporting one record twice and losing another); unbuffered feed files.
 ARCHIVE_SETTINGS: dict[str, Any] = {
     "DOWNLOAD_HANDLERS": {"warc": "scrapy_cepr.archive.ArchiveDownloadHandler"},
     "ROBOTSTXT_OBEY": False,
@@ -480,6 +482,7 @@ ARCHIVE_SETTINGS: dict[str, Any] = {
     "DOWNLOAD_SLOTS": {ARCHIVE_SLOT: {"delay": 0.0, "concurrency": 32}},
     "CONCURRENT_REQUESTS": 32,
     "SCHEDULER_DISK_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    "SCHEDULER_START_DISK_QUEUE": "scrapy.squeues.FifoMemoryQueue",
     "FEED_STORAGES": {"": _LINE_STORAGE, "file": _LINE_STORAGE},
 }
 
@@ -598,7 +601,7 @@ def local_feeds(settings: Any) -> tuple[list[Path], list[str]]:
         fmt = options.get("format", "")
         if options.get("overwrite"):
             problems.append(f"overwrite:{uri}")
-        if not local or "%(" in uri or fmt not in ("jsonlines", "jl"):
+        if not local or "%(" in uri or fmt not in ("jsonlines", "jsonl", "jl"):
             problems.append(f"unreadable:{uri}")
             continue
         paths.append(Path(parts.path if parts.scheme == "file" else uri))
