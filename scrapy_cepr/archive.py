@@ -66,6 +66,7 @@ from scrapy import signals
 from scrapy.core.downloader.handlers.base import BaseDownloadHandler
 from scrapy.http import Headers, HtmlResponse, Response
 from scrapy.responsetypes import responsetypes
+from scrapy.utils.defer import maybe_deferred_to_future
 
 try:
     from warcio.archiveiterator import ArchiveIterator
@@ -457,6 +458,8 @@ def record_response(record: ArchiveRecord, request: scrapy.Request | None = None
                protocol="HTTP/1.1")
 
 
+#: Seconds between two looks at the engine while it backs out (start() is paused).
+BACKOUT_POLL_SECONDS = 0.01
 #: ``request.meta`` key of the record a ``warc:`` request is answered with.
 RECORD_META = "cepr_archive_record"
 #: Download slot of archive requests (no delay: nothing is fetched).
@@ -733,10 +736,23 @@ class ArchiveSpider(scrapy.Spider):
             self.stats.inc_value("cepr/archive/unreadable_files")
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
+        """One request per kept record, read lazily: while the engine backs out (the
+        downloader's slots full, or ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes of responses
+        waiting for the spider and the pipeline), no record is read, so memory holds only
+        the pages in progress (Scrapy consumes ``start()`` eagerly otherwise)."""
         for path in self.paths:
             for record in self.records(path):
+                await self._wait_for_room()
                 self.stats.inc_value("cepr/archive/pages")
                 yield record_request(record, callback=self.parse)
+
+    async def _wait_for_room(self) -> None:
+        from twisted.internet import reactor  # the one Scrapy installed (never import it at module level)
+        from twisted.internet.task import deferLater
+
+        engine = self.crawler.engine
+        while engine is not None and engine.needs_backout() and engine.running:
+            await maybe_deferred_to_future(deferLater(reactor, BACKOUT_POLL_SECONDS, lambda: None))
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Yield :func:`record_item` of *response*."""
