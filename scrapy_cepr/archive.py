@@ -55,8 +55,8 @@ import os
 import re
 import zipfile
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote, urlsplit
@@ -149,7 +149,7 @@ def _parse_date(text: str, *, end: bool = False) -> datetime:
     """
     value = datetime.fromisoformat(text.strip())
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     if end and re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
         value += timedelta(days=1)
     return value
@@ -517,20 +517,22 @@ LEDGER_NAME = "archive-ledger.jsonl"
 
 
 def _complete_lines(path: Path, *, trim: bool) -> Iterator[bytes]:
-    """The complete lines of *path*; with *trim*, a last line without ``\\n`` is cut off
-    the file (it is not an exported item, and the next run appends after it)."""
+    """The complete lines of *path*, streamed; with *trim*, a last line without ``\\n``
+    is cut off the file (it is not an exported item, and the next run appends after it)."""
     if not path.exists():
         return
+    tail = b""
     with path.open("rb") as fh:
-        data = fh.read()
-    complete, _, tail = data.rpartition(b"\n")
+        for line in fh:
+            if line.endswith(b"\n"):
+                if line.strip():
+                    yield line
+            else:
+                tail = line
     if tail and trim:
         logger.warning("%s: removing a last line cut by a kill (%d bytes, no final newline)", path, len(tail))
         with path.open("r+b") as fh:
-            fh.truncate(len(data) - len(tail))
-    for line in complete.split(b"\n") if complete or data.startswith(b"\n") else []:
-        if line.strip():
-            yield line
+            fh.truncate(path.stat().st_size - len(tail))
 
 
 class ExportLedger:
@@ -648,6 +650,8 @@ class ArchiveSpider(scrapy.Spider):
 
     name = "archive"
     custom_settings: dict[str, Any] = ARCHIVE_SETTINGS
+    #: The crawler's stats collector, from ``spider_opened`` on.
+    stats: Any = None
 
     def __init__(self, paths: str | None = None, hosts: str | None = None, exclude_hosts: str | None = None,
                  since: str | None = None, until: str | None = None, status: str | None = None,

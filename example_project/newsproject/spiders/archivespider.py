@@ -26,15 +26,29 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import scrapy
 from scrapy.http import Response
 
-from scrapy_cepr.archive import ArchiveSpider, record_item
+try:
+    from scrapy_cepr.archive import ArchiveSpider, record_item
+except ImportError as exc:  # the project's other spiders must load without warcio
+    _MISSING: ImportError | None = exc
+    ArchiveSpider = scrapy.Spider  # type: ignore[misc,assignment]
+else:
+    _MISSING = None
 
 
 class ArchiveNewsSpider(ArchiveSpider):
     """One item per archived HTML page (see the module docstring)."""
 
     name = "archivespider"
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> Any:
+        """:raises ImportError: warcio is missing (``pip install 'scrapy-cepr[warc]'``)."""
+        if _MISSING is not None:
+            raise ImportError("archivespider needs warcio: pip install 'scrapy-cepr[warc]'") from _MISSING
+        return super().from_crawler(crawler, *args, **kwargs)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[dict[str, Any]]:
         yield record_item(response)
