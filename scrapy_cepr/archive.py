@@ -63,7 +63,6 @@ from urllib.parse import quote, urlsplit
 
 import scrapy
 from scrapy import signals
-from scrapy.core.downloader.handlers.base import BaseDownloadHandler
 from scrapy.http import Headers, HtmlResponse, Response
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -490,12 +489,25 @@ ARCHIVE_SETTINGS: dict[str, Any] = {
 }
 
 
-class ArchiveDownloadHandler(BaseDownloadHandler):
+class ArchiveDownloadHandler:
     """Download handler of the ``warc:`` scheme: answers a request with the archived
     response in its ``meta["cepr_archive_record"]`` (:func:`record_response`), and any
-    other ``warc:`` request with an empty 404. Never opens a connection."""
+    other ``warc:`` request with an empty 404. Never opens a connection. (Scrapy's
+    coroutine handler interface, duck-typed: ``BaseDownloadHandler`` is recent.)"""
 
-    async def download_request(self, request: scrapy.Request) -> Response:
+    lazy = False
+
+    def __init__(self, crawler: Any = None) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> ArchiveDownloadHandler:
+        return cls(crawler)
+
+    async def close(self) -> None:
+        pass
+
+    async def download_request(self, request: scrapy.Request, spider: Any = None) -> Response:
         record = request.meta.get(RECORD_META)
         if not isinstance(record, ArchiveRecord):
             return Response(url=request.url, status=404, request=request)
