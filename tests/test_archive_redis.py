@@ -125,3 +125,31 @@ def test_malformed_queue_entry_is_dropped_and_counted(redis_url: str, tmp_path: 
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-3000:]
     assert len(_lines(out)) == 4
+
+
+def test_restart_with_the_same_id_recovers_its_file_at_once(redis_url: str, tmp_path: Path) -> None:
+    ids: list[str] = []
+    for f in range(2):
+        ids += write_warc(tmp_path / f"part-{f}.warc.gz",
+                          [response(f"https://news{f}.example/{i}", article(i)) for i in range(150)])
+    out, log = tmp_path / "c1.jsonl", tmp_path / "c1.log"
+    # A heartbeat timeout far longer than the test: only the restart can recover the file.
+    cmd = _cmd(redis_url, "c1", out, "-a", f"paths={tmp_path}/part-*.warc.gz") + \
+        ["-s", "SCHEDULER_HEARTBEAT_TIMEOUT=600"]
+    with log.open("w") as err:
+        proc = subprocess.Popen(cmd, cwd=PROJECT, env=_env(), stderr=err, stdout=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and len(_lines(out)) < 80 and proc.poll() is None:
+            time.sleep(0.01)
+        assert proc.poll() is None, log.read_text()[-3000:]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    overwrite = subprocess.run([c if c != "-o" else "-O" for c in cmd], cwd=PROJECT, env=_env(),
+                               capture_output=True, text=True, timeout=300)
+    assert "restart it with -o" in overwrite.stderr
+    done = subprocess.run(cmd, cwd=PROJECT, env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    exported = Counter(item["warc_record_id"] for item in _lines(out))
+    assert sorted(exported) == sorted(ids)
+    assert {k: n for k, n in exported.items() if n > 1} == {}
