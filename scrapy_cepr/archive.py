@@ -32,7 +32,7 @@ WARCs (the test fixtures and the benchmark) and is pure Python.
 Resuming (exactly once)
 -----------------------
 An item is *exported* when its JSON line is in the feed file (written unbuffered by
-:class:`~scrapy_cepr.distributed.LineFlushedFileFeedStorage`). After the feed exporter
+:class:`UnbufferedFileFeedStorage`). After the feed exporter
 wrote an item, the spider appends the record's key ``(warc_file, warc_offset)`` to
 ``JOBDIR/archive-ledger.jsonl`` (also unbuffered). A run started again with the same
 ``JOBDIR`` reads the ledger **and the complete lines of the local JSON-lines feed
@@ -63,6 +63,7 @@ from urllib.parse import quote, urlsplit
 
 import scrapy
 from scrapy import signals
+from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.http import Headers, HtmlResponse, Response
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -83,6 +84,7 @@ __all__ = [
     "ArchiveFilter",
     "ArchiveRecord",
     "ArchiveSpider",
+    "UnbufferedFileFeedStorage",
     "ExportLedger",
     "expand_paths",
     "iter_records",
@@ -463,7 +465,20 @@ BACKOUT_POLL_SECONDS = 0.01
 RECORD_META = "cepr_archive_record"
 #: Download slot of archive requests (no delay: nothing is fetched).
 ARCHIVE_SLOT = "cepr-archive"
-_LINE_STORAGE = "scrapy_cepr.distributed.LineFlushedFileFeedStorage"
+_LINE_STORAGE = "scrapy_cepr.archive.UnbufferedFileFeedStorage"
+
+
+class UnbufferedFileFeedStorage(FileFeedStorage):
+    """Scrapy's local-file feed storage, unbuffered: each item's line reaches the
+    operating system in the exporter's ``write()``, so a killed crawler's file holds
+    every item it exported (the ledger's premise). The same as
+    :class:`scrapy_cepr.distributed.LineFlushedFileFeedStorage`, which needs scrapy-redis
+    to import; archive crawls need only ``[warc]``."""
+
+    def open(self, spider: Any) -> IO[bytes]:
+        path = Path(self.path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open(self.write_mode, buffering=0)
 
 #: Settings of an archive crawl (:attr:`ArchiveSpider.custom_settings`): the ``warc:``
 #: download handler; no robots.txt, cookies, redirects, cache, delays or page count limit

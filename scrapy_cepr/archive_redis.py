@@ -21,7 +21,7 @@ the spider name):
     set of the records of *path* whose item was exported (``"<warc_file>\\t<offset>"``,
     ``warc_file`` naming the WACZ member for a WACZ), added right
     after the feed exporter wrote the item (the feed file is unbuffered:
-    :class:`~scrapy_cepr.distributed.LineFlushedFileFeedStorage`).
+    :class:`~scrapy_cepr.archive.UnbufferedFileFeedStorage`).
 ``S:archive:crawlers``, ``S:archive:heartbeat:<id>``, ``S:archive:output:<id>``
     the registered crawlers, their heartbeat (expires after
     ``SCHEDULER_HEARTBEAT_TIMEOUT`` seconds, refreshed every third of it) and their host

@@ -281,3 +281,15 @@ def test_gzip_fixture_is_really_gzip_members(mixed: Path) -> None:
     with gzip.open(mixed) as fh:
         assert fh.read(8) == b"WARC/1.0"
     assert chunked(b"abc", 2) == b"2\r\nab\r\n1\r\nc\r\n0\r\n\r\n"
+
+
+def test_archivespider_needs_no_scrapy_redis(mixed: Path, tmp_path: Path) -> None:
+    # The [warc] extra alone: scrapy-redis made unimportable in the crawl's process.
+    out = tmp_path / "out.jsonl"
+    code = ("import sys; sys.modules['scrapy_redis'] = None; from scrapy.cmdline import execute; "
+            f"sys.argv = ['scrapy', 'crawl', 'archivespider', '-a', 'paths={mixed}', '-O', '{out}', "
+            "'-s', 'CEPR_EXECUTOR=inline']; execute()")
+    done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, env=_env(), capture_output=True, text=True,
+                          timeout=180)
+    assert "scrapy_redis" not in done.stderr and "scrapy-redis" not in done.stderr, done.stderr[-3000:]
+    assert len(out.read_text().splitlines()) == 4
