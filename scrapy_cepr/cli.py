@@ -401,6 +401,8 @@ def _inputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[s
 
 
 def _cmd_extract(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.warc:
+        return _cmd_extract_warc(args, parser)
     try:
         params = _params_per_method([args.method], _given_params(args))[args.method]
     except ValueError as exc:
@@ -450,6 +452,41 @@ def _cmd_extract(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     if failures:
         logger.warning("%d of %d inputs failed", failures, len(sources))
     return 1 if failures else 0
+
+
+def _cmd_extract_warc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``extract --warc FILE…``: one JSON line per archived HTML page on stdout
+    (:func:`scrapy_cepr.archive.extract_archives`); skipped records counted on stderr."""
+    if args.source or args.input_dir or args.output_dir:
+        parser.error("--warc reads archives only: give no FILE|URL, --input-dir or --output-dir")
+    if args.parallel < 1 or args.max_bytes < 1:
+        parser.error("--parallel and --max-bytes must be >= 1")
+    from collections import Counter
+
+    from .archive import ArchiveFilter, expand_paths, extract_archives
+
+    try:
+        params = _params_per_method([args.method], _given_params(args))[args.method]
+        filters = ArchiveFilter.from_args(hosts=args.hosts, since=args.since, until=args.until)
+        paths = expand_paths(args.warc)
+    except ValueError as exc:
+        parser.error(str(exc))
+    formats = tuple(f.strip() for f in (args.body_formats or "").split(",") if f.strip() and f.strip() != "text")
+    skipped: Counter[str] = Counter()
+    pages = 0
+    try:
+        for row in extract_archives(paths, filters, method=args.method, params=params, body_formats=formats,
+                                    with_metadata=args.with_metadata, max_bytes=args.max_bytes,
+                                    parallel=args.parallel, on_skip=lambda reason: skipped.update([reason])):
+            pages += 1
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise InputError(f"{getattr(exc, 'filename', None) or 'archive'}: {exc.strerror or exc}") from None
+    if not args.quiet:
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items()))
+        sys.stderr.write(f"{PROG}: {pages} pages from {len(paths)} archives; skipped {sum(skipped.values())}"
+                         f"{f' ({detail})' if detail else ''}\n")
+    return 0
 
 
 def _run_many(sources: list[str], options: ExtractOptions, parallel: int) -> Iterable[tuple[str, str | None, str | None]]:
@@ -635,6 +672,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--nodes", action="store_true", help="with the per-node inspection records (implies --json)"
     )
+    w = p.add_argument_group("web archives (pip install 'scrapy-cepr[warc]'; see docs/archives.md)")
+    w.add_argument("--warc", nargs="+", metavar="FILE",
+                   help="read the HTML responses of WARC, WARC.gz or WACZ files (globs allowed) and print one "
+                        "JSON line per page (url, warc_date, warc_record_id, warc_file, warc_offset, title, body)")
+    w.add_argument("--hosts", metavar="LIST", help="--warc: only these hosts and their subdomains (comma-separated)")
+    w.add_argument("--since", metavar="DATE", help="--warc: WARC-Date from DATE (YYYY-MM-DD or ISO 8601)")
+    w.add_argument("--until", metavar="DATE", help="--warc: WARC-Date up to DATE (a bare date: that whole day)")
     _add_method_params(p)
     p.set_defaults(func=_cmd_extract, subparser=p)
 

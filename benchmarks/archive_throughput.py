@@ -1,0 +1,179 @@
+"""Throughput of a web-archive crawl (issue 21): ``scrapy crawl archivespider`` over a
+WARC.gz of the 181 AEB pages.
+
+Writes to a temporary directory (never committed) a WARC.gz holding each page of the
+article-extraction-benchmark corpus (read in place from ``CEPR_BENCHMARK_DIR``) ``--copies``
+times (copy *k* at ``URL#copy-k``, each record a new ``WARC-Record-ID``), plus a 404, a
+redirect and a PDF per copy round (counted, not exported), then reports:
+
+* **reader**: :func:`scrapy_cepr.archive.iter_records` alone over the whole file, records/s;
+* **extract loop**: a bare ``scrapy_cepr.extract()`` loop on one core over
+  ``--loop-copies`` rounds of the 181 pages (the same bytes and charset as the crawl),
+  pages/s;
+* **crawl per executor** (``--executors``, default ``inline,thread,process``): the example
+  project's ``scrapy crawl archivespider -o out.jsonl`` in a subprocess (this checkout
+  first on ``PYTHONPATH``), items/s = exported items / wall seconds from the command's
+  start to its exit (Scrapy's start-up included) and / Scrapy's ``elapsed_time_seconds``;
+  ``inline`` and ``thread`` run over ``--small-copies`` rounds (they are the slow ones),
+  ``process`` over all ``--copies``;
+* **peak RSS**: of the crawler process and of the sum of its worker processes (psutil,
+  every 0.2 s), for the process crawl over the small file and over the whole file: a
+  leak would make the second grow;
+* the 1-minute load average before and after each run (the machine is shared).
+
+Usage::
+
+    CEPR_BENCHMARK_DIR=/path/to/article-extraction-benchmark \\
+        python3 benchmarks/archive_throughput.py [--copies 111] [--small-copies 5] \\
+        [--loop-copies 3] [--executors inline,thread,process] [--json out.json]
+
+``--copies 111`` gives 20,091 HTML records. Needs warcio (the ``warc`` extra) and psutil
+(the ``bench`` extra). Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from archive_fixtures import write_pages_warc  # noqa: E402
+
+from scrapy_cepr import extract  # noqa: E402
+from scrapy_cepr.archive import iter_records, record_response  # noqa: E402
+from scrapy_cepr.evaluation import load_corpus  # noqa: E402
+
+MB = 1024 * 1024
+
+
+def corpus_pages(corpus_dir: str) -> list[tuple[str, bytes]]:
+    pages = []
+    for s in load_corpus(corpus_dir):
+        html = s.html if isinstance(s.html, bytes) else s.html.encode("utf-8")
+        pages.append((s.url or f"https://aeb.example/{s.id}", html))
+    return pages
+
+
+def bench_reader(path: Path) -> dict:
+    start = time.perf_counter()
+    n = sum(1 for _ in iter_records(str(path)))
+    seconds = time.perf_counter() - start
+    return {"records": n, "seconds": seconds, "records_per_s": n / seconds}
+
+
+def bench_loop(path: Path) -> dict:
+    records = list(iter_records(str(path)))
+    start = time.process_time()
+    wall = time.perf_counter()
+    for record in records:
+        extract(record.body, url=record.url, encoding=record_response(record).encoding)
+    cpu, wall = time.process_time() - start, time.perf_counter() - wall
+    return {"pages": len(records), "seconds": wall, "cpu_seconds": cpu, "pages_per_s": len(records) / wall}
+
+
+def run_crawl(path: Path, executor: str, workdir: Path) -> dict:
+    out = workdir / f"out-{executor}-{path.stem}.jsonl"
+    log = workdir / f"log-{executor}-{path.stem}.txt"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "archivespider", "-a", f"paths={path}", "-O", str(out),
+           "-s", f"CEPR_EXECUTOR={executor}", "-s", "LOG_LEVEL=INFO"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    load_before = os.getloadavg()[0]
+    start = time.perf_counter()
+    rss_crawler = rss_workers = cpu_crawler = 0.0
+    usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with log.open("w") as err:
+        proc = subprocess.Popen(cmd, cwd=ROOT / "example_project", env=env, stderr=err, stdout=subprocess.DEVNULL)
+        crawler = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            try:
+                rss_crawler = max(rss_crawler, crawler.memory_info().rss / MB)
+                times = crawler.cpu_times()
+                cpu_crawler = times.user + times.system
+                rss_workers = max(rss_workers, sum(c.memory_info().rss for c in crawler.children(recursive=True)) / MB)
+            except psutil.Error:
+                pass
+            time.sleep(0.2)
+    wall = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_total = (usage.ru_utime - usage_before.ru_utime) + (usage.ru_stime - usage_before.ru_stime)
+    text = log.read_text()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{executor} crawl failed:\n{text[-3000:]}")
+    items = sum(1 for _ in out.open())
+    match = re.search(r"'elapsed_time_seconds': ([\d.]+)", text)
+    elapsed = float(match.group(1)) if match else wall
+    skipped = {m.group(1): int(m.group(2)) for m in re.finditer(r"'cepr/archive/skipped/(\w+)': (\d+)", text)}
+    return {"executor": executor, "file": path.name, "items": items, "wall_s": wall, "elapsed_s": elapsed,
+            "items_per_s_wall": items / wall, "items_per_s_elapsed": items / elapsed,
+            "cpu_crawler_s": cpu_crawler, "cpu_total_s": cpu_total,
+            "rss_crawler_mb": rss_crawler, "rss_workers_mb": rss_workers, "skipped": skipped,
+            "load_before": load_before, "load_after": os.getloadavg()[0]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--copies", type=int, default=111, help="copies of each page in the big file (default 111)")
+    parser.add_argument("--small-copies", type=int, default=5, help="copies in the small file (default 5)")
+    parser.add_argument("--loop-copies", type=int, default=3, help="copies for the extract() loop (default 3)")
+    parser.add_argument("--executors", default="inline,thread,process")
+    parser.add_argument("--json", help="write all numbers to this file")
+    args = parser.parse_args(argv)
+    corpus_dir = os.environ.get("CEPR_BENCHMARK_DIR")
+    if not corpus_dir:
+        parser.error("set CEPR_BENCHMARK_DIR to the article-extraction-benchmark directory")
+    pages = corpus_pages(corpus_dir)
+    results: dict = {"cores": os.cpu_count(), "pages": len(pages)}
+    with tempfile.TemporaryDirectory(prefix="cepr-archive-") as tmp:
+        work = Path(tmp)
+        big, small, loop = work / "aeb-big.warc.gz", work / "aeb-small.warc.gz", work / "aeb-loop.warc.gz"
+        results["records_big"] = write_pages_warc(big, pages, copies=args.copies)
+        results["records_small"] = write_pages_warc(small, pages, copies=args.small_copies)
+        write_pages_warc(loop, pages, copies=args.loop_copies, extras=False)
+        results["warc_mb"] = big.stat().st_size / MB
+        results["reader"] = bench_reader(big)
+        print(f"reader: {results['reader']['records_per_s']:.0f} records/s over {results['reader']['records']}",
+              flush=True)
+        results["loop"] = bench_loop(loop)
+        print(f"extract loop: {results['loop']['pages_per_s']:.1f} pages/s over {results['loop']['pages']}",
+              flush=True)
+        crawls = []
+        for executor in [e.strip() for e in args.executors.split(",") if e.strip()]:
+            files = [small, big] if executor == "process" else [small]
+            for path in files:
+                r = run_crawl(path, executor, work)
+                crawls.append(r)
+                print(f"crawl {executor} {path.name}: {r['items']} items, {r['items_per_s_wall']:.1f}/s wall, "
+                      f"{r['items_per_s_elapsed']:.1f}/s elapsed, RSS crawler {r['rss_crawler_mb']:.0f} MB, "
+                      f"workers {r['rss_workers_mb']:.0f} MB, CPU crawler {r['cpu_crawler_s']:.1f} s of {r['cpu_total_s']:.1f} s, load {r['load_before']:.1f}->{r['load_after']:.1f}",
+                      flush=True)
+        results["crawls"] = crawls
+    loop_rate = results["loop"]["pages_per_s"]
+    print("\n| run | records | items/s (wall) | items/s (Scrapy elapsed) | × extract() loop | peak RSS crawler MB "
+          "| peak RSS workers MB | CPU s crawler / total | load 1 min |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"| reader alone | {results['reader']['records']} | {results['reader']['records_per_s']:.0f} | | | | | | |")
+    print(f"| extract() loop, 1 core | {results['loop']['pages']} | {loop_rate:.1f} | | 1.00 | | | "
+          f"{results['loop']['cpu_seconds']:.1f} | |")
+    for r in results["crawls"]:
+        print(f"| {r['executor']} | {r['items']} | {r['items_per_s_wall']:.1f} | {r['items_per_s_elapsed']:.1f} "
+              f"| {r['items_per_s_wall'] / loop_rate:.2f} | {r['rss_crawler_mb']:.0f} | {r['rss_workers_mb']:.0f} "
+              f"| {r['cpu_crawler_s']:.1f} / {r['cpu_total_s']:.1f} | {r['load_before']:.1f}→{r['load_after']:.1f} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
