@@ -13,6 +13,14 @@ the spider name):
     not seen before (``S:archive:known``); ``redis-cli rpush S:archive:queue
     '{"path": "/data/x.warc.gz"}'`` works too. A malformed entry is moved to
     ``S:archive:bad`` and counted (``cepr/archive/redis/bad_entries``).
+    A crawler opens only the files under its **allowed roots**: the directories of the
+    files of its own ``-a paths=``, and ``-a roots=DIR[,DIR]``; both compared after
+    :func:`os.path.realpath`, so ``..`` and symlinks cannot leave a root. An entry
+    naming anything else, or no existing regular file ending in ``.warc``, ``.warc.gz``
+    or ``.wacz``, is moved to ``S:archive:bad``, counted
+    (``cepr/archive/redis/refused_path``) and logged once per crawler. Give every
+    crawler the same roots: a crawler refuses (to ``S:archive:bad``) the files of the
+    queue outside its own.
 ``S:archive:leases``
     hash entry → crawler id: the file a crawler is reading. Taken from the queue in one
     atomic script; released (``S:archive:finished``) only when every record of the file
@@ -28,7 +36,10 @@ the spider name):
     name and local JSON-lines feed files.
 
 Takeover. A crawler whose heartbeat expired is dead: any other crawler first reads the
-dead crawler's feed files, when it can see them (same host, or a shared file system), and
+dead crawler's feed files, when it can see them (same host, or a shared file system) and
+could have written them itself (:meth:`RedisArchiveSpider.may_adopt`: a regular file in
+the directory of one of its own local feeds, or under one of its roots; others are
+logged and counted in ``cepr/archive/redis/refused_feed``), and
 adds every exported record found there to the done sets (this closes the window between
 a feed line and its ``SADD``), then puts the dead crawler's leased files back at the head
 of the queue, in one atomic script per file. The crawler that takes a file again reads it
@@ -44,7 +55,8 @@ other crawler holds a lease; a file leased by a crawler that dies after every ot
 crawler closed waits for the next crawler started.
 
 Needs ``pip install 'scrapy-cepr[warc,redis]'`` and Redis ≥ 6.2; secure Redis as in
-``docs/distributed.md``: whoever can write to it chooses the files the crawlers open.
+``docs/distributed.md``: whoever can write to it still chooses which archive files under
+the crawlers' roots are read (and can empty the queue).
 """
 
 from __future__ import annotations
@@ -81,7 +93,13 @@ except ImportError as exc:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RedisArchiveSpider", "decode_entry", "encode_entry"]
+__all__ = ["ARCHIVE_SUFFIXES", "RedisArchiveSpider", "decode_entry", "encode_entry", "under_roots"]
+
+#: The file name endings (lower case) of the archives a queue entry may name.
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".wacz")
+#: Stats of the queue entries refused for their path, and of the adopted feeds refused.
+REFUSED_PATH_STAT = "cepr/archive/redis/refused_path"
+REFUSED_FEED_STAT = "cepr/archive/redis/refused_feed"
 
 #: Seconds between two looks at the queue while other crawlers hold leases.
 POLL_SECONDS = 0.5
@@ -136,6 +154,38 @@ def decode_entry(entry: bytes | str) -> str:
     return data["path"]
 
 
+def under_roots(path: str, roots: list[str]) -> bool:
+    """Whether the real path of *path* (:func:`os.path.realpath`: ``..`` and symlinks
+    resolved) is inside one of *roots* (real paths of directories) or is one of them."""
+    real = os.path.realpath(path)
+    for root in roots:
+        try:
+            if os.path.commonpath([real, root]) == root:
+                return True
+        except ValueError:  # different drives (Windows)
+            continue
+    return False
+
+
+def _roots(spec: str) -> list[str]:
+    """The real paths of the comma-separated directories *spec*.
+
+    :raises ValueError: none given, or one is not an existing directory."""
+    found: list[str] = []
+    for item in spec.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        real = os.path.realpath(os.path.expanduser(item))
+        if not os.path.isdir(real):
+            raise ValueError(f"roots: {item!r} is not an existing directory")
+        if real not in found:
+            found.append(real)
+    if not found:
+        raise ValueError("roots: give one or more directories (comma-separated)")
+    return found
+
+
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -152,18 +202,60 @@ def _done_member(file: str, offset: int) -> str:
 class RedisArchiveSpider(ArchiveSpider):
     """:class:`~scrapy_cepr.archive.ArchiveSpider` whose files come from the shared
     Redis queue (see the module docstring). Same arguments; ``paths`` is optional (files
-    to add to the queue). Settings: ``REDIS_URL``, ``SCHEDULER_CRAWLER_ID``,
+    to add to the queue), and ``roots`` (comma-separated directories) adds allowed roots:
+    the crawler opens only the queued files under the directories of its ``paths`` files
+    or under ``roots`` (:attr:`roots`). Settings: ``REDIS_URL``, ``SCHEDULER_CRAWLER_ID``,
     ``SCHEDULER_HEARTBEAT_TIMEOUT`` (as :mod:`scrapy_cepr.distributed`).
 
     :raises RedisUnavailableError: Redis cannot be reached or refuses the password.
-    :raises ValueError: a bad argument, or a restart of a crawler id whose earlier feed
+    :raises ValueError: a bad argument (a ``roots`` entry that is no directory), neither
+        ``paths`` nor ``roots`` given, or a restart of a crawler id whose earlier feed
         would be overwritten (``-O``).
     """
 
     name = "redis-archive"
+    #: Real paths of the directories whose archive files this crawler may open.
+    roots: list[str]
+
+    def __init__(self, paths: str | None = None, *args: Any, roots: str | None = None, **kwargs: Any) -> None:
+        super().__init__(paths, *args, **kwargs)
+        allowed = _roots(roots) if roots is not None else []
+        for path in self.paths:
+            directory = os.path.dirname(os.path.realpath(path))
+            if directory not in allowed:
+                allowed.append(directory)
+        if not allowed:
+            raise ValueError("give the directories of the archives this crawler may open: -a roots=DIR[,DIR] "
+                             "(or -a paths=FILE_OR_GLOB, whose directories are allowed); the Redis queue "
+                             "alone must not choose the files a crawler opens")
+        self.roots = allowed
+        self._refused_logged = False
 
     def archive_paths(self, paths: str | None) -> list[str]:
         return expand_paths(paths) if paths else []
+
+    def refused_path(self, path: str) -> str | None:
+        """Why the queued *path* must not be opened (None: it may): outside :attr:`roots`
+        (after :func:`os.path.realpath`), no ``.warc``/``.warc.gz``/``.wacz`` name, or no
+        existing regular file."""
+        if not under_roots(path, self.roots):
+            return "outside the allowed roots"
+        real = os.path.realpath(path)
+        if not real.lower().endswith(ARCHIVE_SUFFIXES) or not path.lower().endswith(ARCHIVE_SUFFIXES):
+            return "not a .warc, .warc.gz or .wacz file"
+        if not os.path.isfile(real):
+            return "no such regular file on this host"
+        return None
+
+    def may_adopt(self, feed: str) -> bool:
+        """Whether the feed file *feed*, registered in Redis by another crawler, may be
+        read on takeover: its real path is a regular file in the directory of one of this
+        crawler's own local feed files, or under one of :attr:`roots`."""
+        real = os.path.realpath(feed)
+        if not os.path.isfile(real):
+            return False
+        own_dirs = {os.path.dirname(os.path.realpath(f)) for f in self._feeds}
+        return os.path.dirname(real) in own_dirs or under_roots(real, self.roots)
 
     def _setup(self, crawler: Any) -> None:
         super()._setup(crawler)
@@ -288,7 +380,17 @@ class RedisArchiveSpider(ArchiveSpider):
             feeds = [str(f) for f in info.get("feeds", [])]
         except (ValueError, AttributeError, TypeError):
             feeds = []
-        readable = [Path(f) for f in feeds if os.path.isfile(f)]
+        readable = []
+        for f in feeds:
+            if not os.path.lexists(f):
+                continue
+            if self.may_adopt(f):
+                readable.append(Path(f))
+                continue
+            logger.warning("crawler %s: its feed file %r is not a regular file in this crawler's feed directory "
+                           "or roots: not read", crawler_id, f[:300])
+            if self.stats is not None:
+                self.stats.inc_value(REFUSED_FEED_STAT)
         if feeds and not readable:
             logger.warning("crawler %s: its feed files %s are not visible here; a record it exported right before "
                            "it died may be exported again", crawler_id, ", ".join(feeds))
@@ -318,15 +420,29 @@ class RedisArchiveSpider(ArchiveSpider):
                 return None
             try:
                 path = decode_entry(raw)
-                return _text(raw), path
             except ValueError as exc:
                 logger.error("malformed archive queue entry %r dropped (%s), kept in %s", raw[:200], exc, self.k_bad)
-                with self.server.pipeline() as pipe:
-                    pipe.hdel(self.k_leases, raw)
-                    pipe.lpush(self.k_bad, raw)
-                    pipe.ltrim(self.k_bad, 0, 999)
-                    pipe.execute()
+                self._to_bad(raw)
                 self.stats.inc_value("cepr/archive/redis/bad_entries")
+                continue
+            reason = self.refused_path(path)
+            if reason is None:
+                return _text(raw), path
+            if not self._refused_logged:
+                self._refused_logged = True
+                logger.error("archive queue entry %r refused: %s (roots: %s); kept in %s. Further refusals are "
+                             "only counted (%s)", path[:300], reason, ", ".join(self.roots), self.k_bad,
+                             REFUSED_PATH_STAT)
+            self._to_bad(raw)
+            self.stats.inc_value(REFUSED_PATH_STAT)
+
+    def _to_bad(self, raw: bytes | str) -> None:
+        """Move the leased queue entry *raw* to ``S:archive:bad`` (the newest 1000 kept)."""
+        with self.server.pipeline() as pipe:
+            pipe.hdel(self.k_leases, raw)
+            pipe.lpush(self.k_bad, raw)
+            pipe.ltrim(self.k_bad, 0, 999)
+            pipe.execute()
 
     def _others_hold_leases(self) -> bool:
         return any(_text(owner) != self.crawler_id for owner in self.server.hvals(self.k_leases))
@@ -351,16 +467,12 @@ class RedisArchiveSpider(ArchiveSpider):
             done = {_text(m) for m in self.server.smembers(self._key("done", path))}
             self._outstanding[entry] = set()
             logger.info("crawler %s: reading %s (%d records done before)", self.crawler_id, path, len(done))
-            if not os.path.isfile(path):
-                logger.error("%s: no such archive file on this host: skipped", path)
-                self.stats.inc_value("cepr/archive/unreadable_files")
-            else:
-                self._done_members = done
-                for record in self.records(path):
-                    await self._wait_for_room()
-                    self._outstanding[entry].add(record.offset)
-                    self.stats.inc_value("cepr/archive/pages")
-                    yield record_request(record, callback=self.parse)
+            self._done_members = done
+            for record in self.records(path):
+                await self._wait_for_room()
+                self._outstanding[entry].add(record.offset)
+                self.stats.inc_value("cepr/archive/pages")
+                yield record_request(record, callback=self.parse)
             self._read_done.add(entry)
             self._maybe_finish(entry)
 

@@ -114,8 +114,9 @@ def test_malformed_queue_entry_is_dropped_and_counted(redis_url: str, tmp_path: 
     client = redis.Redis.from_url(redis_url)
     client.rpush(f"{SPIDER}:archive:queue", b"\x80\x04garbage", encode_entry(str(mixed)))
     out = tmp_path / "out.jsonl"
-    done = subprocess.run(_cmd(redis_url, "solo", out), cwd=PROJECT, env=_env(), capture_output=True, text=True,
-                          timeout=300)
+    # No -a paths: the crawler reads the queue only, under its -a roots.
+    done = subprocess.run(_cmd(redis_url, "solo", out, "-a", f"roots={tmp_path}"), cwd=PROJECT, env=_env(),
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(_lines(out)) == 4
     assert _stat(done.stderr, "cepr/archive/redis/bad_entries") == 1

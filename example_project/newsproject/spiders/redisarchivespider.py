@@ -9,7 +9,12 @@ Recipe (secure Redis first: ``docs/distributed.md``)::
         -s SCHEDULER_CRAWLER_ID=crawler-$N -o part-$N.jsonl
 
 Any crawler's ``-a paths`` adds the files to the shared queue (each file once); every
-crawler leases files from it, one at a time, and exports the items of their records. A
+crawler leases files from it, one at a time, and exports the items of their records.
+A crawler opens only the queued files under its allowed roots: the directories of its
+``-a paths`` files and ``-a roots=DIR[,DIR]`` (real paths: ``..`` and symlinks cannot
+leave them); other entries go to ``redisarchivespider:archive:bad``
+(``cepr/archive/redis/refused_path``). A crawler that only reads the queue needs
+``-a roots=/data/cc-news``; with neither argument it refuses to start. A
 crawler that dies has its file taken over by another once its heartbeat expires
 (``SCHEDULER_HEARTBEAT_TIMEOUT``, 30 s by default), or at once when it restarts with the
 same ``SCHEDULER_CRAWLER_ID`` (with ``-o``, append). The outputs together hold every
