@@ -344,7 +344,13 @@ def page_features(page: Any) -> np.ndarray:
     in_run = np.flatnonzero(run_id == best)
     last_line = int(in_run[-1]) if in_run.size else first_line
     x[idx["after_run_share"]] = float(all_chars[last_line + 1:].sum()) / total
-    x[idx["line_chars_median"]] = float(np.median(all_chars))
+    # The median line length (np.median's value, by a partial sort: cheaper on one page).
+    mid = lines // 2
+    if lines % 2:
+        x[idx["line_chars_median"]] = float(np.partition(all_chars, mid)[mid])
+    else:
+        part = np.partition(all_chars, [mid - 1, mid])
+        x[idx["line_chars_median"]] = float((part[mid - 1] + part[mid]) / 2)
     # Form controls and images: the distinct tag paths ending in one (the walk interned
     # every element's path; no second walk).
     names = page.path_names
