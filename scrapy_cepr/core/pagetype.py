@@ -159,8 +159,6 @@ CURRENCY_SIGNS = "$€£¥₹₩₽₺₫₱¢₦₪฿"
 # A price: a currency sign beside a number.
 _PRICE_RE = re.compile(f"[{re.escape(CURRENCY_SIGNS)}]\\s?\\d|\\d\\s?[{re.escape(CURRENCY_SIGNS)}]")
 _YEAR_RE = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-#: Last characters of a line that ends a sentence.
-_SENTENCE_END = frozenset(".!?…。！？")
 # Form controls (a buy form, a search, a calculator) and images: HTML's own elements.
 _CONTROL_TAGS = ("input", "select", "textarea", "button")
 _IMAGE_TAGS = ("img", "picture")
@@ -192,7 +190,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "elements", "chars_per_element",
     *(f"share_{g}" for g in _GROUP_NAMES),
     "link_share_main", "link_share_article", "link_share_chrome",
-    "linked_headings", "headed_sections", "sentence_share", "after_run_share", "line_chars_median",
+    "after_run_share", "line_chars_median",
     "controls", "images", "prices_per_record",
 )
 _N = len(FEATURE_NAMES)
@@ -328,19 +326,6 @@ def page_features(page: Any) -> np.ndarray:
         x[idx["currency_signs"]] = signs
         if signs:
             x[idx["prices"]] = len(_PRICE_RE.findall(short))
-    # Headings: a card's heading is a link; a section's heading is followed by prose.
-    if page.headings:
-        bounds = np.array([(first, end) for _, first, end in page.headings], dtype=np.int64)
-        # Link nodes per heading (the ranges are disjoint and in order).
-        linked = np.add.reduceat(np.append(link, False), bounds.ravel())[::2]
-        x[idx["linked_headings"]] = float(np.count_nonzero(linked)) / len(bounds)
-        first_lines = np.searchsorted(starts, bounds[:, 0], side="right") - 1
-        nxt = np.minimum(first_lines + 1, lines - 1)
-        x[idx["headed_sections"]] = float(np.count_nonzero(prose_chars[nxt] >= PROSE_CHARS))
-    # Lines that end a sentence (prose), against labels, names and prices.
-    ends = np.append(starts[1:], n) - 1
-    x[idx["sentence_share"]] = float(all_chars @ np.fromiter(
-        (texts[i][-1:] in _SENTENCE_END for i in ends.tolist()), np.float64, lines)) / total
     in_run = np.flatnonzero(run_id == best)
     last_line = int(in_run[-1]) if in_run.size else first_line
     x[idx["after_run_share"]] = float(all_chars[last_line + 1:].sum()) / total
