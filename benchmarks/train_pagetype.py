@@ -51,20 +51,20 @@ PARAMS = {
     "objective": "multiclass",
     "num_class": len(PAGE_TYPES),
     "learning_rate": 0.12,
-    "num_leaves": 6,
-    "max_depth": 3,
+    "num_leaves": 4,
+    "max_depth": 2,
     "min_data_in_leaf": 8,
     "extra_trees": True,
-    "feature_fraction": 0.5,
+    "feature_fraction": 0.3,
     "bagging_fraction": 0.8,
     "bagging_freq": 1,
     "lambda_l2": 1.0,
     "deterministic": True,
     "num_threads": 1,
-    "seed": 17,
+    "seed": 3,
     "verbose": -1,
 }
-ROUNDS = 120
+ROUNDS = 180
 FOLDS = 5
 
 

@@ -21,6 +21,12 @@ Usage::
 
     python benchmarks/wcxb.py [--corpus DIR] [--methods a,b] [--peers trafilatura,readability]
         [--limit N] [--types article,forum] [--json FILE] [--per-page FILE] [--check-evaluate]
+        [--plot PNG [--plot-row 'LABEL={"all": F1, "article": F1, ...}'] [--plot-label NAME=LABEL]]
+    python benchmarks/wcxb.py --from-json FILE --plot PNG   # the chart of an earlier run
+
+``--plot`` draws the per-type F1 of the run (or of ``--from-json``) as grouped bars
+(matplotlib, ``pip install -e ".[plot]"``); ``--plot-row`` adds a row measured elsewhere
+(e.g. the cross-validated one of ``benchmarks/train_blocks.py``), labelled as given.
 
 The corpus is ``--corpus``, else ``$CEPR_WCXB_DIR``, else ``../shared/data/wcxb-dev`` beside
 the repository. Progress goes to stderr every 100 pages; the Markdown table to stdout.
@@ -248,6 +254,44 @@ def check_evaluate(corpus: Path, predictions: dict[str, dict[str, str]]) -> tupl
     return ok, lines
 
 
+def plot(summary: dict[str, dict[str, Any]], rows: list[dict[str, Any]], path: str,
+         extra: dict[str, dict[str, float]] | None = None, labels: dict[str, str] | None = None) -> None:
+    """Grouped bars of word F1 per page type (and all pages), one bar per extractor of
+    *summary* (named by *labels* when given there) and per row of *extra*
+    (``{label: {"all" or type: F1}}``, drawn first), written to *path* (PNG, Agg backend).
+
+    :raises SystemExit: matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise SystemExit(f"wcxb.py: --plot needs matplotlib (pip install -e \".[plot]\"): {exc}") from exc
+    counts = {t: sum(1 for r in rows if r["type"] == t) for t in PAGE_TYPES}
+    groups = ["all", *(t for t in PAGE_TYPES if counts[t])]
+    series = {label: values for label, values in (extra or {}).items()}
+    for name, r in summary.items():
+        if name != "parse":
+            series[(labels or {}).get(name, name)] = {"all": r["f1"], **r["f1_by_type"]}
+    fig, ax = plt.subplots(figsize=(10, 4.8), dpi=110)
+    width = 0.8 / max(len(series), 1)
+    for k, (label, values) in enumerate(series.items()):
+        xs = [g + (k - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(xs, [values.get(t, float("nan")) for t in groups], width, label=label)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"{t}\n({len(rows) if t == 'all' else counts[t]})" for t in groups])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("word F1 (WCXB, macro over pages)")
+    ax.set_title(f"WCXB dev, {len(rows)} pages, per page type")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=min(len(series), 3), loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=None,
@@ -262,7 +306,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-page", metavar="FILE", help="write each page's F1 per extractor (TSV, worst of ours first)")
     parser.add_argument("--check-evaluate", action="store_true",
                         help="check our scores against the benchmark's evaluate.py (to 3 decimals)")
+    parser.add_argument("--plot", metavar="PNG", help="draw the per-type F1 as a bar chart (matplotlib)")
+    parser.add_argument("--plot-row", action="append", default=[], metavar="LABEL=JSON",
+                        help='an extra row for the chart: LABEL={"all": F1, "article": F1, ...}')
+    parser.add_argument("--plot-label", action="append", default=[], metavar="NAME=LABEL",
+                        help="the chart's legend label of an extractor of the run")
+    parser.add_argument("--from-json", metavar="FILE", help="with --plot: chart an earlier run's --json, run nothing")
     args = parser.parse_args(argv)
+    extra = {}
+    for spec in args.plot_row:
+        label, _, values = spec.partition("=")
+        try:
+            extra[label] = {k: float(v) for k, v in json.loads(values).items()}
+        except (ValueError, AttributeError) as exc:
+            parser.error(f"--plot-row {spec!r}: not LABEL={{JSON object of F1 values}} ({exc})")
+    labels = dict(spec.partition("=")[::2] for spec in args.plot_label)
+    if args.from_json:
+        if not args.plot:
+            parser.error("--from-json needs --plot")
+        saved = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        plot(saved["results"], saved["pages"], args.plot, extra, labels)
+        return 0
     logging.basicConfig(level=logging.WARNING, format="wcxb.py: %(message)s")
     logging.getLogger("trafilatura").setLevel(logging.ERROR)  # "discarding data: <url>" on every empty result
 
@@ -309,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
                                    encoding="utf-8")
     if args.per_page:
         write_per_page(args.per_page, out["pages"], ["id", "type", "domain"], list(extractors))
+    if args.plot:
+        plot(summary, out["pages"], args.plot, extra, labels)
     return 0 if ok else 1
 
 

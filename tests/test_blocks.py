@@ -98,3 +98,12 @@ def test_empty_page():
     page = Page.from_html("<html><body></body></html>")
     feats = block_features(page, np.zeros(0), np.zeros(0), 0.0, np.zeros(0, bool), None)
     assert len(feats) == 0 and feats.x.shape == (0, len(FEATURES))
+
+
+def test_repeats_of_the_longest_text_node():
+    cards = "".join(f"<li><a href='/p{i}'>Lamp model {i}</a><p>Sponsored</p></li>" for i in range(4))
+    _, feats = _features(f"<html><body><h1>Desk lamp</h1><p>A steel desk lamp with a warm light.</p><ul>{cards}</ul>"
+                         "</body></html>")
+    repeats = np.expm1(feats.x[:, FEATURES.index("log_repeats")]).round().tolist()
+    # The heading and the description occur once; each card title once; "Sponsored" 4 times.
+    assert repeats == [0, 0, 0, 3, 0, 3, 0, 3, 0, 3]

@@ -94,3 +94,20 @@ def test_check_against_the_benchmarks_evaluate(split, capsys):
     assert bench.main(["--corpus", str(split), "--peers", "", "--check-evaluate"]) == 0
     out = capsys.readouterr().out
     assert "cepr-article: agree to 3 decimals over 3/3 pages" in out
+
+
+def test_plot_of_a_run_and_of_its_json(split, tmp_path):
+    pytest.importorskip("matplotlib", reason='the chart needs matplotlib: pip install -e ".[plot]"')
+    bench = _load_bench()
+    out_json, png = tmp_path / "r.json", tmp_path / "types.png"
+    row = 'cross-validated={"all": 0.5, "article": 0.6, "forum": 0.4}'
+    assert bench.main(["--corpus", str(split), "--peers", "", "--warmup", "1", "--json", str(out_json),
+                       "--plot", str(png), "--plot-row", row]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    again = tmp_path / "again.png"
+    assert bench.main(["--from-json", str(out_json), "--plot", str(again)]) == 0
+    assert again.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit):
+        bench.main(["--from-json", str(out_json)])  # nothing to do without --plot
+    with pytest.raises(SystemExit):
+        bench.main(["--from-json", str(out_json), "--plot", str(again), "--plot-row", "bad=[1]"])

@@ -19,7 +19,7 @@ Features per block (:data:`FEATURES`, one float32 column each):
   list item, table cell, preformatted text, figure, or link;
 * text: characters, words, text nodes, punctuation share, link density (NCE, CEDST's
   hyperlink evidence), a CETR-like tag ratio (characters per text node; Weninger et al.
-  2010), whether the line ends a sentence, whether its text repeats elsewhere;
+  2010), whether the line ends a sentence, whether its text repeats elsewhere and how often its longest text node occurs on the page;
 * position: relative position in the page (characters before it), signed distance to the
   headline in blocks and characters;
 * CEPR-Article (:mod:`scrapy_cepr.core.article`): whether the block is kept by it,
@@ -34,6 +34,7 @@ The page's type probabilities are appended by the caller (:func:`with_page_type`
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -77,6 +78,7 @@ _OWN = [
     *[name for name, _ in _CONTEXT], "in_link_path",
     "ends_sentence", "repeated", "position", "head_dist_blocks", "head_dist_chars", "after_head",
     "article_keep", "article_span", "region_level", "region_level_share", "in_records",
+    "log_repeats",
 ]
 _NEIGHBOUR = ["log_chars", "link_density", "hs_rel_max", "article_keep", "path_char_share", "heading", "region_level", "in_records"]
 _PAGE = ["page_log_chars", "page_log_blocks", "page_log_tau", "page_article_share"]
@@ -246,6 +248,10 @@ def block_features(
         level = np.full(b, 30.0)
         level_share = np.ones(b)
     rep = np.add.reduceat(repeated.astype(np.float64), starts) > 0 if repeated is not None else np.zeros(b)
+    # How often the block's longest text node occurs on the page (a card's "Sponsored",
+    # a post's "Reply", a disclaimer printed under every carousel item).
+    counts = Counter(texts)
+    repeats = np.fromiter(map(counts.__getitem__, [texts[i] for i in pick.tolist()]), np.float64, b) - 1.0
 
     own = np.column_stack(
         [
@@ -263,6 +269,7 @@ def block_features(
             head_blocks, head_chars, after_head,
             akeep, span, level, level_share,
             np.add.reduceat(chars * records, starts) / safe if records is not None else np.zeros(b),
+            np.log1p(repeats),
         ]
     )
     col = {name: k for k, name in enumerate(_OWN)}

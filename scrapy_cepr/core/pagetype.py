@@ -159,6 +159,9 @@ CURRENCY_SIGNS = "$€£¥₹₩₽₺₫₱¢₦₪฿"
 # A price: a currency sign beside a number.
 _PRICE_RE = re.compile(f"[{re.escape(CURRENCY_SIGNS)}]\\s?\\d|\\d\\s?[{re.escape(CURRENCY_SIGNS)}]")
 _YEAR_RE = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# Form controls (a buy form, a search, a calculator) and images: HTML's own elements.
+_CONTROL_TAGS = ("input", "select", "textarea", "button")
+_IMAGE_TAGS = ("img", "picture")
 _TITLE_SEPARATORS = ("|", " - ", " – ", " — ", ": ", "·", "»", "::")
 
 # Head declarations of the generic vocabularies (Open Graph and its article/product
@@ -187,6 +190,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "elements", "chars_per_element",
     *(f"share_{g}" for g in _GROUP_NAMES),
     "link_share_main", "link_share_article", "link_share_chrome",
+    "after_run_share", "line_chars_median",
+    "controls", "images", "prices_per_record",
 )
 _N = len(FEATURE_NAMES)
 _INDEX = {name: i for i, name in enumerate(FEATURE_NAMES)}
@@ -321,6 +326,22 @@ def page_features(page: Any) -> np.ndarray:
         x[idx["currency_signs"]] = signs
         if signs:
             x[idx["prices"]] = len(_PRICE_RE.findall(short))
+    in_run = np.flatnonzero(run_id == best)
+    last_line = int(in_run[-1]) if in_run.size else first_line
+    x[idx["after_run_share"]] = float(all_chars[last_line + 1:].sum()) / total
+    # The median line length (np.median's value, by a partial sort: cheaper on one page).
+    mid = lines // 2
+    if lines % 2:
+        x[idx["line_chars_median"]] = float(np.partition(all_chars, mid)[mid])
+    else:
+        part = np.partition(all_chars, [mid - 1, mid])
+        x[idx["line_chars_median"]] = float((part[mid - 1] + part[mid]) / 2)
+    # Form controls and images: the distinct tag paths ending in one (the walk interned
+    # every element's path; no second walk).
+    names = page.path_names
+    x[idx["controls"]] = float(sum(map(names.count, _CONTROL_TAGS)))
+    x[idx["images"]] = float(sum(map(names.count, _IMAGE_TAGS)))
+    x[idx["prices_per_record"]] = x[idx["prices"]] / max(x[idx["record_count"]], 1.0)
     elements = max(len(page.body_nodes), 1)
     x[idx["elements"]] = elements
     x[idx["chars_per_element"]] = total / elements
