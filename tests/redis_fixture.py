@@ -2,24 +2,26 @@
 
 Starts the real server binary on a free loopback port, in a temporary directory, with no
 persistence (no RDB snapshot, no AOF), optionally with a password (``requirepass``), and
-stops it on exit. Used by
-``tests/test_distributed.py`` and ``benchmarks/crawl_distributed.py``.
+stops it on exit; :func:`started_redis` for the tests' fixtures. Used by the Redis tests
+and ``benchmarks/crawl_distributed.py``.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Self
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["INSTALL_HINT", "RedisServer", "redis_server_binary"]
+__all__ = ["INSTALL_HINT", "RedisServer", "redis_server_binary", "started_redis"]
 
 INSTALL_HINT = "needs the redis-server binary: apt-get install redis-server (Debian/Ubuntu)"
 
@@ -27,6 +29,20 @@ INSTALL_HINT = "needs the redis-server binary: apt-get install redis-server (Deb
 def redis_server_binary() -> str | None:
     """Path of ``redis-server`` on ``PATH``, or None."""
     return shutil.which("redis-server")
+
+
+def started_redis(password: str | None = None) -> Iterator[RedisServer]:
+    """A started :class:`RedisServer` for a pytest fixture (``yield from started_redis()``):
+    without ``redis-server`` the test skips naming the install command, or fails when
+    ``CEPR_REQUIRE_REDIS=1`` (CI, where a skip is a failure)."""
+    import pytest
+
+    if redis_server_binary() is None:
+        if os.environ.get("CEPR_REQUIRE_REDIS") == "1":
+            pytest.fail(f"CEPR_REQUIRE_REDIS=1 but redis-server is missing: {INSTALL_HINT}")
+        pytest.skip(INSTALL_HINT)
+    with RedisServer(password=password) as server:
+        yield server
 
 
 def _free_port() -> int:

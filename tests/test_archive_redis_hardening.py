@@ -21,7 +21,7 @@ pytest.importorskip("scrapy_redis", reason="needs scrapy-redis: pip install 'scr
 
 import redis  # noqa: E402
 from archive_fixtures import article, response, write_warc  # noqa: E402
-from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary  # noqa: E402
+from redis_fixture import started_redis  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
 from scrapy_cepr.archive_redis import RedisArchiveSpider, encode_entry  # noqa: E402
@@ -33,11 +33,7 @@ SPIDER = "redisarchivespider"
 
 @pytest.fixture
 def redis_url():
-    if redis_server_binary() is None:
-        if os.environ.get("CEPR_REQUIRE_REDIS") == "1":
-            pytest.fail(f"CEPR_REQUIRE_REDIS=1 but redis-server is missing: {INSTALL_HINT}")
-        pytest.skip(INSTALL_HINT)
-    with RedisServer() as server:
+    for server in started_redis():
         yield server.url
 
 

@@ -271,13 +271,9 @@ def test_without_datasketch_the_error_names_the_extra(monkeypatch):
 def redis_url():
     if os.environ.get("CEPR_REQUIRE_REDIS") != "1":
         pytest.importorskip("scrapy_redis", reason="needs scrapy-redis: pip install 'scrapy-cepr[redis]'")
-    from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary
+    from redis_fixture import started_redis
 
-    if redis_server_binary() is None:
-        if os.environ.get("CEPR_REQUIRE_REDIS") == "1":
-            pytest.fail(f"CEPR_REQUIRE_REDIS=1 but redis-server is missing: {INSTALL_HINT}")
-        pytest.skip(INSTALL_HINT)
-    with RedisServer() as server:
+    for server in started_redis():
         yield server.url
 
 

@@ -34,7 +34,7 @@ else:
     redis = pytest.importorskip("redis", reason="needs redis-py: pip install 'scrapy-cepr[redis]'")
 
 from httpserver import PageServer, ServedPage, parse_stats_dump
-from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary
+from redis_fixture import started_redis
 from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
@@ -49,11 +49,7 @@ PAGES = 2000
 @pytest.fixture(scope="module")
 def redis_url():
     """``redis://127.0.0.1:PORT`` of a fresh redis-server (no persistence)."""
-    if redis_server_binary() is None:
-        if os.environ.get("CEPR_REQUIRE_REDIS") == "1":
-            pytest.fail(f"CEPR_REQUIRE_REDIS=1 but redis-server is missing: {INSTALL_HINT}")
-        pytest.skip(INSTALL_HINT)
-    with RedisServer() as server:
+    for server in started_redis():
         yield server.url
 
 
@@ -408,12 +404,7 @@ def test_distributed_spider_does_not_export_its_start_page(redis_url, client, tm
 @pytest.fixture(scope="module")
 def password_redis():
     """A redis-server requiring a password (``--requirepass``)."""
-    if redis_server_binary() is None:
-        if os.environ.get("CEPR_REQUIRE_REDIS") == "1":
-            pytest.fail(f"CEPR_REQUIRE_REDIS=1 but redis-server is missing: {INSTALL_HINT}")
-        pytest.skip(INSTALL_HINT)
-    with RedisServer(password="s3cret-Pw") as server:
-        yield server
+    yield from started_redis(password="s3cret-Pw")
 
 
 def test_crawl_with_a_password_and_a_clear_error_without_it(password_redis, tmp_path):

@@ -5,7 +5,6 @@ sharing Redis) against the two states of ``tests/newssite.py``."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -217,14 +216,10 @@ def test_second_run_marks_republished_stories(two_runs):
 # -- the same two runs with two distributed crawlers ---------------------------------------------
 @pytest.fixture(scope="module")
 def redis_url():
-    from redis_fixture import INSTALL_HINT, RedisServer, redis_server_binary
+    from redis_fixture import started_redis
 
-    if redis_server_binary() is None:
-        if os.environ.get("CEPR_REQUIRE_REDIS"):
-            pytest.fail(INSTALL_HINT)
-        pytest.skip(INSTALL_HINT)
     pytest.importorskip("scrapy_redis", reason="pip install 'scrapy-cepr[redis]'")
-    with RedisServer() as server:
+    for server in started_redis():
         yield server.url
 
 
