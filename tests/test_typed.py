@@ -64,6 +64,33 @@ def test_low_confidence_article_drops_comments_after_story(url):
             assert other not in body, (over, other)
 
 
+def test_low_confidence_article_with_no_block_above_threshold_is_not_emptied(monkeypatch):
+    """Most probably an article, assembled as the other types, and no block reaches
+    ``threshold`` (a short story the classifier doubts): CEPR-Article's story is kept,
+    assembled as an article, not "no main content found"."""
+    from scrapy_cepr.methods import typed
+
+    real = typed.predict_blocks
+    monkeypatch.setattr(typed, "predict_blocks", lambda *a: np.minimum(real(*a), 0.39))
+    result = extract(_html("article"), method="cepr-typed", article_confidence=1.0)
+    assert result.page_type == "article"
+    assert "The old harbour bridge reopened" in result.body and "Traffic lights at both ends" in result.body
+    assert "ferry was packed" not in result.body and "Most read" not in result.body
+
+
+def test_real_page_with_doubtful_blocks_not_emptied(corpus_dir):
+    """The benchmark page of tests/test_e2e_real_pages.py that cepr-typed emptied when
+    served by URL (article ≈ 0.38, every block below ``threshold``)."""
+    import gzip
+
+    sha = "f6ac15a4d98511396da23e4428deb5605422b1c8bbc8284e771f6896bdccf57f"
+    html = gzip.decompress((corpus_dir / "html" / f"{sha}.html.gz").read_bytes())
+    for url in (None, f"http://127.0.0.1:8000/pages/{sha}.html"):
+        body = extract(html, url=url, method="cepr-typed").body
+        article = extract(html, url=url, method="cepr-article").body
+        assert article and len(body) >= 0.5 * len(article), url
+
+
 @pytest.mark.parametrize("name", ["meta_structured.html", "typed_article.html"])
 def test_article_body_excludes_headline(name):
     """The headline is the ``title``; as in CEPR-Article, the article body does not repeat
