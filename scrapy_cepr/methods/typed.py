@@ -35,7 +35,9 @@ model):
    * *forum, product, collection, listing, documentation, service*: every block with
      ``p ≥ threshold`` (posts, cards, specification tables, all sections of a document;
      the classifier has learned navigation, filters, tables of contents and sidebars
-     from those pages).
+     from those pages). A page whose most probable type is ``article`` (below
+     ``article_confidence``) where no block reaches ``threshold`` is assembled as an
+     article instead of emptied.
 
 No rule is keyed to a site, a language or class/id names. Measurements are in
 ``docs/methods.md``.
@@ -306,6 +308,10 @@ def run(page: Page, params: TypedParams) -> Extraction:
     p = predict_blocks(load_model(), feats.x, proba)
     assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
     keep_blocks = assemble(p, feats.x, assembly, regions, params)
+    if ptype == "article" and assembly != "article" and not keep_blocks.any():
+        # Most probably an article, yet no block reaches ``threshold``: CEPR-Article's
+        # story, assembled as an article, rather than an empty page.
+        keep_blocks = assemble(p, feats.x, "article", regions, params)
     if ptype == "article":
         keep_blocks &= ~story_chrome(page, p, feats, regions, state.headline, assembly, params)
     keep = np.repeat(keep_blocks, feats.ends - feats.starts)
