@@ -22,9 +22,11 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = DEFAULT_
         *encoding*, ``<meta charset>``, then UTF-8 with replacement characters).
     :param url: the page's URL, copied into the result.
     :param method: one of :data:`scrapy_cepr.METHOD_NAMES`; default
-        :data:`scrapy_cepr.methods.DEFAULT_METHOD`, ``"cepr-article"``
-        (SETPR's H' in the headline-anchored body subtree,
-        :mod:`scrapy_cepr.methods.article`); ``"setpr"`` is CEPR-SETPR as published.
+        :data:`scrapy_cepr.methods.DEFAULT_METHOD`, ``"cepr-typed"`` (CEPR-Article's
+        region and a learned block classifier, assembled per page type,
+        :mod:`scrapy_cepr.methods.typed`); ``"cepr-article"`` is SETPR's H' in the
+        headline-anchored body subtree (:mod:`scrapy_cepr.methods.article`);
+        ``"setpr"`` is CEPR-SETPR as published.
     :param encoding: charset from the transport (the HTTP header), tried before
         ``<meta charset>``.
     :param params: the method's parameters (``get_method(method).param_names()``), each

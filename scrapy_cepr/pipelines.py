@@ -1,7 +1,7 @@
 """The item pipeline that cleans each scraped page: :class:`CEPRPipeline`.
 
 For every item that :class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware` gave a page,
-the pipeline runs the extraction method (``CEPR_METHOD``, default CEPR-Article, ``cepr-article``) in the
+the pipeline runs the extraction method (``CEPR_METHOD``, default CEPR-Typed, ``cepr-typed``) in the
 configured executor (:mod:`scrapy_cepr.executors`) and fills, through ``itemadapter``
 (dicts, ``scrapy.Item``, dataclasses, attrs):
 

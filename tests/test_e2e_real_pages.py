@@ -98,7 +98,8 @@ def test_crawl_real_pages_over_http(corpus: list, tmp_path: Path) -> None:
         assert item["cepr_error"] is None and "html" not in item, s.id
         assert "<html" not in item["body"].lower() and "<div" not in item["body"].lower(), s.id
         pred.append(benchmark_counts(item["body"], s.gold_body))
-        direct.append(benchmark_counts(extract(s.html, encoding="utf-8").body, s.gold_body))
+        # The default (cepr-typed) reads the URL (its page-type features), as the crawl does.
+        direct.append(benchmark_counts(extract(s.html, url=item["url"], encoding="utf-8").body, s.gold_body))
     crawled_f1 = benchmark_summary(pred)["f1"]
     direct_f1 = benchmark_summary(direct)["f1"]
     differing = [s.id for s, p, d in zip(corpus, pred, direct) if p != d]
@@ -110,7 +111,8 @@ def test_crawl_real_pages_over_http(corpus: list, tmp_path: Path) -> None:
     assert (pdf["title"], pdf["body"], pdf["cepr_error"]) == (None, None, None)
     assert by_path["/pages/empty.html"].get("body", "") == ""
     truncated = by_path["/pages/truncated.html"]["body"]
-    assert truncated and truncated == extract(_truncated(corpus), encoding="utf-8").body
+    truncated_url = by_path["/pages/truncated.html"]["url"]
+    assert truncated and truncated == extract(_truncated(corpus), url=truncated_url, encoding="utf-8").body
     # missing.html, and /robots.txt (requested by newsspider's sitemap discovery even with
     # ROBOTSTXT_OBEY=False; a missing robots.txt is no error, so not in httperror/...)
     assert stats["downloader/response_status_count/404"] == 2

@@ -23,7 +23,7 @@ from scrapy_cepr.settings import SETTINGS_DOC, CEPRConfig, method_settings, sett
 def test_defaults():
     config = CEPRConfig.from_settings(Settings())
     assert config.enabled is True
-    assert config.method == "cepr-article"
+    assert config.method == "cepr-typed"  # issue 17: CEPR-Typed is the default
     assert config.params == ()  # paper values: alpha=None (0.8 for SETPR), lambda 1, radius 1
     assert (config.html_field, config.url_field, config.title_field, config.body_field, config.error_field) == (
         "html", "url", "title", "body", "cepr_error")

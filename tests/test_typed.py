@@ -45,6 +45,65 @@ def test_article_body_kept_comments_and_sidebar_gone():
     assert result.title == "Harbour bridge reopens after two years of repairs"
 
 
+DEMO = Path(__file__).parent.parent / "example_project" / "site" / "articles"
+
+
+@pytest.mark.parametrize("url", [None, "http://127.0.0.1:8000/articles/harbour-storm.html"])
+def test_low_confidence_article_drops_comments_after_story(url):
+    """A page read as most probably an article, but below ``article_confidence``, is
+    assembled as the other types; the reader comments and teasers after its story stay
+    out (``after_story_threshold``). ``article_confidence=1.0`` forces that path; the
+    demo page with its URL takes it with the default parameters (article ≈ 0.50)."""
+    html = (DEMO / "harbour-storm.html").read_bytes()
+    for over in ({"article_confidence": 1.0}, {}):
+        result = extract(html, url=url, method="cepr-typed", **over)
+        assert result.page_type == "article"
+        body = result.body
+        assert "A ten-metre section of the old harbour wall" in body and "high tides expected on Thursday" in body
+        for other in ("Seadog64", "crumbling for years", "hannah_b", "fundraiser", "Flood defences: what the plans say"):
+            assert other not in body, (over, other)
+
+
+def test_low_confidence_article_with_no_block_above_threshold_is_not_emptied(monkeypatch):
+    """Most probably an article, assembled as the other types, and no block reaches
+    ``threshold`` (a short story the classifier doubts): CEPR-Article's story is kept,
+    assembled as an article, not "no main content found"."""
+    from scrapy_cepr.methods import typed
+
+    real = typed.predict_blocks
+    monkeypatch.setattr(typed, "predict_blocks", lambda *a: np.minimum(real(*a), 0.39))
+    result = extract(_html("article"), method="cepr-typed", article_confidence=1.0)
+    assert result.page_type == "article"
+    assert "The old harbour bridge reopened" in result.body and "Traffic lights at both ends" in result.body
+    assert "ferry was packed" not in result.body and "Most read" not in result.body
+
+
+def test_real_page_with_doubtful_blocks_not_emptied(corpus_dir):
+    """The benchmark page of tests/test_e2e_real_pages.py that cepr-typed emptied when
+    served by URL (article ≈ 0.38, every block below ``threshold``)."""
+    import gzip
+
+    sha = "f6ac15a4d98511396da23e4428deb5605422b1c8bbc8284e771f6896bdccf57f"
+    html = gzip.decompress((corpus_dir / "html" / f"{sha}.html.gz").read_bytes())
+    for url in (None, f"http://127.0.0.1:8000/pages/{sha}.html"):
+        body = extract(html, url=url, method="cepr-typed").body
+        article = extract(html, url=url, method="cepr-article").body
+        assert article and len(body) >= 0.5 * len(article), url
+
+
+@pytest.mark.parametrize("name", ["meta_structured.html", "typed_article.html"])
+def test_article_body_excludes_headline(name):
+    """The headline is the ``title``; as in CEPR-Article, the article body does not repeat
+    it (``headline=True`` keeps it)."""
+    html = (FIXTURES / name).read_text(encoding="utf-8")
+    result = extract(html, method="cepr-typed")
+    assert result.title and result.page_type == "article"
+    assert not result.body.startswith(result.title)
+    assert result.title not in result.body.splitlines()
+    kept = extract(html, method="cepr-typed", headline=True)
+    assert result.title in kept.body.splitlines()
+
+
 def test_forum_posts_kept():
     body = extract(_html("forum"), method="cepr-typed", page_type="forum").body
     for post in ("My starter is about ten days old", "That smell is acetone", "A warmer spot also helps",
@@ -105,7 +164,8 @@ def test_setpr_parameters_accepted_and_acting():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"threshold": 1.5}, {"article_floor": -0.1}, {"page_type": "blog"}, {"alpha": -1}, {"radius": -1}],
+    [{"threshold": 1.5}, {"article_floor": -0.1}, {"page_type": "blog"}, {"alpha": -1}, {"radius": -1},
+     {"after_story_threshold": 2}, {"headline": "no"}],
 )
 def test_bad_parameters(kwargs):
     with pytest.raises(ValueError):
@@ -135,3 +195,36 @@ def test_article_state_reused_equals_fresh(name):
     assert state.table.owner.tolist() == table.owner.tolist()
     assert state.records.tolist() == article.record_lists(table).tolist()
     assert state.repeated.tolist() == article.repeated_lines(page.texts, page.char_counts, starts, ends).tolist()
+
+
+def test_many_blocks_memory_bounded():
+    """A page of ~6,800 display blocks: the Python-side peak of cepr-typed stays within
+    the bound tests/test_bad_input.py sets for the default method (40 × the input)."""
+    import tracemalloc
+
+    para = "<div class=item><p>Paragraph {i}, with some words; and more words, here.</p><a href=#>link {i}</a></div>\n"
+    html = "<html><body><p>" + "The council voted to rebuild the old bridge. " * 3 + "</p>"
+    html += "".join(para.format(i=i) for i in range(6_700)) + "</body></html>"
+    extract(html[:2000] + "</body></html>", method="cepr-typed")  # models loaded outside the measurement
+    tracemalloc.start()
+    try:
+        result = extract(html, method="cepr-typed")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "Paragraph 6699," in result.body or "rebuild the old bridge" in result.body
+    assert peak < 40 * len(html)
+
+
+def test_chunked_prediction_equals_one_call(monkeypatch):
+    from scrapy_cepr.core.blocks import with_page_type
+    from scrapy_cepr.methods import typed
+
+    rng = np.random.default_rng(5)
+    x = rng.random((1_000, len(FEATURES))).astype(np.float32)
+    proba = np.full(7, 1 / 7)
+    model = load_model()
+    whole = model.predict(with_page_type(x, proba))
+    monkeypatch.setattr(typed, "PREDICT_CELLS", 3 * model.num_trees)  # chunks of 3 rows
+    np.testing.assert_allclose(typed.predict_blocks(model, x, proba), whole, rtol=1e-12, atol=1e-15)
+

@@ -748,6 +748,7 @@ class ArticleState:
         comment-record step is off.
     :param repeated: bool ``(B,)``, :func:`repeated_lines` of the blocks (before one
         copy of a story is kept), or None when the duplicate step is off.
+    :param headline: the displayed headline's text node (step 4), or None.
     """
 
     extraction: Extraction
@@ -756,6 +757,7 @@ class ArticleState:
     ends: np.ndarray | None = None
     records: np.ndarray | None = None
     repeated: np.ndarray | None = None
+    headline: int | None = None
 
 
 def run(page: Page, params: ArticleParams) -> Extraction:
@@ -861,7 +863,7 @@ def analyse(page: Page, params: ArticleParams, *, body: bool = True) -> ArticleS
         page, method="cepr-article", params=used, title=(title, title_index), h=h, h_smoothed=h_smoothed,
         keep=w.keep, tau=tau, punc_num=page.punct_counts, body=body,
     )
-    return ArticleState(extraction, table, starts, ends, w.page_records, w.repeated)
+    return ArticleState(extraction, table, starts, ends, w.page_records, w.repeated, headline)
 
 
 def _step_evidence(page: Page, params: ArticleParams, h_smoothed: np.ndarray, tau: float) -> np.ndarray:

@@ -26,8 +26,8 @@ _REGISTRY: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
     "cetr-tm": ("cetr", "CETRParams", "run", {"variant": "cetr-tm"}, "CETR-TM: tag ratios per line, threshold on smoothed TR"),
     "nce": ("nce", "NCEParams", "run", {}, "NCE: separator node, comment removal, title search (Laber et al. 2009)"),
     "cedst": ("cedst", "CEDSTParams", "run", {}, "CEDST: Dempster-Shafer fusion with a topic feature (Zhang et al. 2018)"),
-    "cepr-article": ("article", "ArticleParams", "run", {}, "CEPR-Article: SETPR's H' in the body subtree below the headline, comments and boilerplate removed (default)"),
-    "cepr-typed": ("typed", "TypedParams", "run", {}, "CEPR-Typed: CEPR-Article's region grown by a learned block classifier, assembled per page type (WCXB's 7 types)"),
+    "cepr-article": ("article", "ArticleParams", "run", {}, "CEPR-Article: SETPR's H' in the body subtree below the headline, comments and boilerplate removed"),
+    "cepr-typed": ("typed", "TypedParams", "run", {}, "CEPR-Typed: CEPR-Article's region grown by a learned block classifier, assembled per page type (WCXB's 7 types; default)"),
     "wang2009": ("wang2009", "Wang2009Params", "run", {}, "Wang 2009: SVMs over rendered geometry (Chromium), title and body subtrees"),
 }
 
@@ -42,7 +42,7 @@ _EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
 METHOD_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 
 #: The method used when none is named: ``extract()``, ``CEPR_METHOD``, ``--method``.
-DEFAULT_METHOD: str = "cepr-article"
+DEFAULT_METHOD: str = "cepr-typed"
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,9 @@ model):
    * *forum, product, collection, listing, documentation, service*: every block with
      ``p ≥ threshold`` (posts, cards, specification tables, all sections of a document;
      the classifier has learned navigation, filters, tables of contents and sidebars
-     from those pages).
+     from those pages). A page whose most probable type is ``article`` (below
+     ``article_confidence``) where no block reaches ``threshold`` is assembled as an
+     article instead of emptied.
 
 No rule is keyed to a site, a language or class/id names. Measurements are in
 ``docs/methods.md``.
@@ -51,7 +53,7 @@ from importlib import resources
 
 import numpy as np
 
-from ..core.article import ArticleParams, record_lists, repeated_lines
+from ..core.article import ArticleParams, ArticleState, record_lists, repeated_lines
 from ..core.article import analyse as article_analyse
 from ..core.blocks import (
     FEATURES,
@@ -97,6 +99,12 @@ class TypedParams:
     :param article_floor: … or are kept by CEPR-Article with ``p ≥ article_floor``.
     :param article_confidence: the article assembly is used when the page-type
         probability of ``article`` is at least this (and it is the most probable type).
+    :param after_story_threshold: on a page whose most probable type is ``article`` but
+        below ``article_confidence`` (assembled as the other types), blocks after the
+        article subtree (comments, teasers) are kept only with ``p ≥`` this.
+    :param headline: on a page whose most probable type is ``article``, keep the
+        headline's heading (the title's text node) in the body; False (default): it is the
+        ``title`` and is not repeated in the body, as in CEPR-Article (step 4).
     :param page_type: None (the page-type classifier decides) or one of the 7 types,
         forced.
     :raises ValueError: naming the parameter and its allowed range.
@@ -111,6 +119,8 @@ class TypedParams:
     article_threshold: float = 0.6
     article_floor: float = 0.1
     article_confidence: float = 0.5
+    after_story_threshold: float = 0.5
+    headline: bool = False
     page_type: str | None = None
 
     def __post_init__(self) -> None:
@@ -118,8 +128,11 @@ class TypedParams:
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(art, name))
         object.__setattr__(self, "_article", art)  # validated once, not per page
-        for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence"):
+        for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence",
+                     "after_story_threshold"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
+        if not isinstance(self.headline, bool):
+            raise ValueError(f"headline must be a bool (True or False), got {self.headline!r}")
         if self.page_type is not None and self.page_type not in PAGE_TYPES:
             raise ValueError(f"page_type must be None or one of {', '.join(PAGE_TYPES)}; got {self.page_type!r}")
 
@@ -157,12 +170,18 @@ def analyse(page: Page, article_params: ArticleParams, *,
     (without the page type) and CEPR-Article's region with its ancestors as block ranges
     (:func:`~scrapy_cepr.core.blocks.ancestor_ranges`); ``(extraction, None, None)`` for a
     page without text. ``body=False``: the extraction's body is ``""`` (not joined)."""
+    _, art, feats, regions = _analyse(page, article_params, body=body)
+    return art, feats, regions
+
+
+def _analyse(page: Page, article_params: ArticleParams, *,
+             body: bool = True) -> tuple[ArticleState, Extraction, BlockFeatures | None, np.ndarray | None]:
     state = article_analyse(page, article_params, body=body)
     art = state.extraction
     nodes = art.nodes
     table, starts, ends = state.table, state.starts, state.ends
     if nodes is None or len(page) == 0 or table is None or starts is None or ends is None:
-        return art, None, None
+        return state, art, None, None
     repeated = state.repeated
     if repeated is None:
         repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
@@ -175,7 +194,34 @@ def analyse(page: Page, article_params: ArticleParams, *,
         records = table.covered(page_records)[table.owner]
     feats = block_features(page, nodes.h, nodes.h_smoothed, art.tau or 0.0, nodes.keep, nodes.title_index, rep,
                            regions, records)
-    return art, feats, regions
+    return state, art, feats, regions
+
+
+def headline_blocks(page: Page, starts: np.ndarray, ends: np.ndarray, headline: int | None) -> np.ndarray:
+    """The display blocks ``[starts[b], ends[b])`` of the headline: the ``h1``–``h3``
+    range that starts at text node *headline*, and the block holding that node; bool
+    ``(B,)`` (all False when *headline* is None)."""
+    out = np.zeros(starts.size, dtype=bool)
+    if headline is None or not starts.size or not 0 <= headline < len(page):
+        return out
+    stop = headline + 1
+    for _, first, end in page.headings:
+        if first == headline:
+            stop = end
+    out[(starts >= headline) & (ends <= stop)] = True
+    out[int(np.searchsorted(starts, headline, side="right")) - 1] = True
+    return out
+
+
+def article_subtree(p: np.ndarray, x: np.ndarray, regions: np.ndarray,
+                    params: TypedParams = TypedParams()) -> tuple[int, int]:
+    """The block range ``[lo, hi)`` of the article subtree: among CEPR-Article's region
+    and its ancestors *regions* ``(A, 2)``, the one maximising
+    ``Σ (p_b − region_threshold)·√words_b`` (module docstring, step 5)."""
+    weight = np.sqrt(np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64)))
+    gain = np.concatenate(([0.0], np.cumsum((p - params.region_threshold) * weight)))
+    lo, hi = regions[int(np.argmax(gain[regions[:, 1]] - gain[regions[:, 0]]))]
+    return int(lo), int(hi)
 
 
 def assemble(p: np.ndarray, x: np.ndarray, page_type: str, regions: np.ndarray | None,
@@ -187,12 +233,46 @@ def assemble(p: np.ndarray, x: np.ndarray, page_type: str, regions: np.ndarray |
     article_kept = x[:, col("article_keep")] > 0.5
     if page_type != "article" or regions is None or len(regions) == 0 or not (article_kept & (p >= params.article_floor)).any():
         return p >= params.threshold
-    weight = np.sqrt(np.expm1(x[:, col("log_words")].astype(np.float64)))
-    gain = np.concatenate(([0.0], np.cumsum((p - params.region_threshold) * weight)))
-    lo, hi = regions[int(np.argmax(gain[regions[:, 1]] - gain[regions[:, 0]]))]
+    lo, hi = article_subtree(p, x, regions, params)
     keep = np.zeros(p.size, dtype=bool)
     keep[lo:hi] = True
     return keep & ((p >= params.article_threshold) | (article_kept & (p >= params.article_floor)))
+
+
+#: Rows × trees per prediction chunk of :func:`predict_blocks`.
+PREDICT_CELLS = 1 << 16
+
+
+def predict_blocks(model: TreeEnsemble, x: np.ndarray, proba: np.ndarray) -> np.ndarray:
+    """Step 4: the content probability of each block, float64 ``(B,)``, from its features
+    *x* ``(B, F)`` and the page type probabilities *proba* ``(7,)``. The rows go to the
+    model in chunks of ``PREDICT_CELLS / num_trees`` rows, so that the tree walk's
+    temporary arrays (several per row and tree) stay bounded on a page of many blocks;
+    the result is one call's, up to floating-point rounding of the sum over trees."""
+    rows = max(1, PREDICT_CELLS // max(model.num_trees, 1))
+    if x.shape[0] <= rows:
+        return model.predict(with_page_type(x, proba))
+    out = np.empty(x.shape[0], dtype=np.float64)
+    for lo in range(0, x.shape[0], rows):
+        out[lo:lo + rows] = model.predict(with_page_type(x[lo:lo + rows], proba))
+    return out
+
+
+def story_chrome(page: Page, p: np.ndarray, feats: BlockFeatures, regions: np.ndarray | None,
+                 headline: int | None, assembly: str, params: TypedParams = TypedParams()) -> np.ndarray:
+    """On a page whose most probable type is ``article``: the blocks that are no part of
+    the one story whichever assembly ran, bool ``(B,)``. The headline's blocks
+    (:func:`headline_blocks`; the title, not repeated in the body, unless ``headline``)
+    and, when the page was assembled as the other types (``assembly != "article"``), the
+    blocks after the article subtree (:func:`article_subtree`; comments and teasers follow
+    the story, NCE's Assumption 2, Laber et al. 2009) with ``p < after_story_threshold``."""
+    out = np.zeros(p.size, dtype=bool)
+    if not params.headline:
+        out |= headline_blocks(page, feats.starts, feats.ends, headline)
+    if assembly != "article" and regions is not None and len(regions):
+        _, hi = article_subtree(p, feats.x, regions, params)
+        out[hi:] |= p[hi:] < params.after_story_threshold
+    return out
 
 
 def _page_type_proba(page: Page, forced: str | None) -> np.ndarray:
@@ -216,7 +296,7 @@ def run(page: Page, params: TypedParams) -> Extraction:
         an empty body.
     """
     used = {f.name: getattr(params, f.name) for f in fields(params)}
-    art, feats, regions = analyse(page, params.article_params(), body=False)  # CEPR-Article's body is not used
+    state, art, feats, regions = _analyse(page, params.article_params(), body=False)  # its body is not used
     used["alpha"] = art.params.get("alpha", params.alpha)
     nodes = art.nodes
     if feats is None or len(feats) == 0 or nodes is None:
@@ -225,9 +305,15 @@ def run(page: Page, params: TypedParams) -> Extraction:
     proba = _page_type_proba(page, params.page_type)
     ptype = PAGE_TYPES[int(np.argmax(proba))]
     used["page_type"] = ptype
-    p = load_model().predict(with_page_type(feats.x, proba))
+    p = predict_blocks(load_model(), feats.x, proba)
     assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
     keep_blocks = assemble(p, feats.x, assembly, regions, params)
+    if ptype == "article" and assembly != "article" and not keep_blocks.any():
+        # Most probably an article, yet no block reaches ``threshold``: CEPR-Article's
+        # story, assembled as an article, rather than an empty page.
+        keep_blocks = assemble(p, feats.x, "article", regions, params)
+    if ptype == "article":
+        keep_blocks &= ~story_chrome(page, p, feats, regions, state.headline, assembly, params)
     keep = np.repeat(keep_blocks, feats.ends - feats.starts)
     result = text_node_extraction(
         page, method="cepr-typed", params=used, title=(art.title, nodes.title_index), h=nodes.h,
