@@ -6,7 +6,7 @@ articles, one updated, two stories republished under other URLs), with
 the state per million exported pages (``--state-size N``: N synthetic article URLs
 written to the SQLite store, and to Redis with ``--redis``, scaled to 10^6).
 
-    PYTHONPATH=$PWD python benchmarks/incremental.py [--redis] [--state-size 200000]
+    PYTHONPATH=$PWD python benchmarks/incremental_crawl.py [--redis] [--state-size 200000]
 
 Prints one line per run and writes nothing else; numbers are quoted in docs/incremental.md.
 """
@@ -22,9 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# This file's name is also that of a package Twisted imports ("incremental"): keep the
-# script's directory off sys.path so that Twisted finds the real one.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+# Not named incremental.py: that is a package Twisted imports, and this directory is on
+# sys.path for every script in it.
 sys.path.insert(0, str(ROOT / "tests"))
 
 from newssite import PROJECT, NewsSite, crawl_env, run_newsspider  # noqa: E402
