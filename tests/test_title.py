@@ -99,3 +99,15 @@ def test_article_page_keeps_its_single_h1():
     html = ("<html><head><title>Council news | Riverside Gazette</title></head><body><h1>Mayor resigns after vote</h1>"
             + BODY * 3 + "</body></html>")
     assert extract(html, url="https://gazette.example/news/mayor").title == "Mayor resigns after vote"
+
+
+def test_controls_hidden_text_and_graphics_are_not_words_of_the_heading():
+    # A "copy" button, a hidden tooltip and an SVG logo's <title> sit inside the h1; the
+    # displayed headline is the heading's own words.
+    html = ('<html><head><title>Crate tokio docs</title></head><body>'
+            '<h1>Crate <span>tokio</span>&nbsp;<button title="Copy">Copy item path</button>'
+            '<span hidden>Stay organized with collections</span>'
+            '<svg><title>Artboard Created with Sketch.</title></svg></h1>' + BODY + "</body></html>")
+    result = extract(html)
+    assert result.title == "Crate tokio"
+    assert result.nodes.title_index is not None

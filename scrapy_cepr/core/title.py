@@ -44,6 +44,8 @@ _MIN_MATCH = 80.0
 _SENTENCE_END = set("?!.)]}\"'’”»")
 _MIN_KEY = 4  # a site-name key shorter than this only matches a part exactly
 _MAX_EXTRA = 10  # a part may hold its site name plus this many more letters ("Acme Docs")
+_HEADING_TAGS = frozenset({"h1", "h2", "h3"})
+_NOT_WORDS = frozenset({"button", "svg"})  # elements whose text is not part of a heading
 
 
 def _key(text: str) -> str:
@@ -165,10 +167,27 @@ def _is_service_page(page: Page) -> bool:
     return page_type(page) == "service"
 
 
+def _displayed_text(page: Page, first: int, end: int) -> str:
+    """The text of the heading whose text nodes are ``first:end``, without the nodes that
+    are not words of the heading: those inside a ``<button>`` (a control: "Copy item
+    path"), an element with the ``hidden`` attribute (not rendered, HTML's ``hidden``)
+    or an ``<svg>`` (a graphic's title: "Artboard Created with Sketch.")."""
+    kept = []
+    for i in range(first, end):
+        el = page.owners[i] if i < len(page.owners) else None
+        while el is not None and el.tag not in _HEADING_TAGS:
+            if el.tag in _NOT_WORDS or el.get("hidden") is not None:
+                break
+            el = el.getparent()
+        else:
+            kept.append(page.texts[i])
+    return " ".join(kept)
+
+
 def _pick(page: Page) -> tuple[str | None, int | None]:
     candidates = []
     for level, first, end in page.headings:
-        text = _drop_permalink_mark(" ".join(page.texts[first:end]))
+        text = _drop_permalink_mark(_displayed_text(page, first, end))
         if 2 <= len(text) <= 300:
             candidates.append((level, first, text))
     reference = page.meta_title or page.html_title
