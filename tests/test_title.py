@@ -111,3 +111,12 @@ def test_controls_hidden_text_and_graphics_are_not_words_of_the_heading():
     result = extract(html)
     assert result.title == "Crate tokio"
     assert result.nodes.title_index is not None
+
+
+def test_a_headline_repeated_for_another_screen_size_is_one_h1():
+    html = ('<html><head><title>Dark roast beans, whole or ground, shipped weekly</title></head><body>'
+            '<div class="mobile"><h1>Dark Roast Coffee</h1></div><div class="desktop"><h1>Dark Roast Coffee</h1></div>'
+            + BODY + "</body></html>")
+    result = extract(html)
+    assert result.title == "Dark Roast Coffee"
+    assert result.nodes.title_index == 0

@@ -9,7 +9,9 @@ How the title is picked (documented in the README too):
    (rapidfuzz ``ratio`` ≥ 80 against the reference or against the reference without
    its site name, see :func:`strip_site_name`).
    Ties go to the higher heading level, then to the earlier heading.
-4. With no matching heading, a page that has exactly one ``h1`` uses it; otherwise the
+4. With no matching heading, a page that has exactly one ``h1`` uses it (``h1`` elements
+   with the same letters and digits count once: a headline repeated for another screen
+   size); otherwise the
    reference is used, with a trailing or leading site name (`` | Site``, `` - Site``)
    removed from ``<title>``.
 5. With neither headings nor reference, the title is None. Never an exception.
@@ -201,7 +203,8 @@ def _pick(page: Page) -> tuple[str | None, int | None]:
                 best = (key, text, first)
         if best is not None and best[0][0] >= _MIN_MATCH:
             return best[1], best[2]
-    h1 = [c for c in candidates if c[0] == 1]
+    # The same headline twice (a layout for small screens and one for large ones) is one h1.
+    h1 = list({_key(c[2]): c for c in reversed(candidates) if c[0] == 1}.values())
     if len(h1) == 1:
         return h1[0][2], h1[0][1]
     if page.meta_title:
