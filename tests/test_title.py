@@ -120,3 +120,12 @@ def test_a_headline_repeated_for_another_screen_size_is_one_h1():
     result = extract(html)
     assert result.title == "Dark Roast Coffee"
     assert result.nodes.title_index == 0
+
+
+def test_a_heading_in_capitals_takes_the_case_of_the_same_words_in_the_head():
+    html = ('<html><head><title>Tips for Online Success | Valley College</title></head><body>'
+            '<h1>TIPS FOR ONLINE SUCCESS</h1>' + BODY + "</body></html>")
+    assert extract(html).title == "Tips for Online Success"
+    # Other words in the head: the heading stays as written.
+    html = html.replace("<h1>TIPS FOR ONLINE SUCCESS</h1>", "<h1>TIPS FOR SUCCESS ONLINE</h1>")
+    assert extract(html).title == "TIPS FOR SUCCESS ONLINE"

@@ -20,7 +20,9 @@ How the title is picked (documented in the README too):
    on their letters and digits, see :func:`drop_site_name`) is removed, as is a
    permalink mark that a heading carries at its end (a last token of one or two symbols
    or punctuation marks such as ``¶`` or ``#``, other than ``?``, ``!``, ``.``, closing
-   brackets and quotes). The title is never emptied.
+   brackets and quotes). The title is never emptied. A heading written in capitals only
+   takes the letter case of a reference with the same letters and digits (the capitals
+   keep no case; "TIPS FOR ONLINE SUCCESS" -> "Tips for Online Success").
 7. On a page that the page-type classifier calls ``service`` (a company's or product's
    landing page, :mod:`scrapy_cepr.core.pagetype`), whose headings are slogans ("You
    deserve to be happy."), the title is the reference with its site name removed
@@ -46,6 +48,7 @@ _MIN_MATCH = 80.0
 _SENTENCE_END = set("?!.)]}\"'’”»")
 _MIN_KEY = 4  # a site-name key shorter than this only matches a part exactly
 _MAX_EXTRA = 10  # a part may hold its site name plus this many more letters ("Acme Docs")
+_MIN_CAPS = 8  # letters of a heading in capitals only before its case is restored (not "NASA")
 _HEADING_TAGS = frozenset({"h1", "h2", "h3"})
 _NOT_WORDS = frozenset({"button", "svg"})  # elements whose text is not part of a heading
 
@@ -152,6 +155,8 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
     """
     title, index = _pick(page)
     reference = page.meta_title or page.html_title
+    if title and index is not None and reference:
+        title = _restore_case(title, reference)
     if title and index is not None and reference and _is_service_page(page):
         title = strip_site_name(reference)
     if title:
@@ -159,6 +164,25 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
         if names:
             title = drop_site_name(title, names)
     return title, index
+
+
+def _restore_case(heading: str, reference: str) -> str:
+    """*heading* in the reference's letter case when the heading is written in capitals
+    only (which keeps no case) and the reference, with or without its site name
+    (:func:`strip_site_name`), has the same letters and digits in mixed case.
+
+    >>> _restore_case("TIPS FOR ONLINE SUCCESS", "Tips for Online Success | College")
+    'Tips for Online Success'
+    >>> _restore_case("NASA", "Nasa")
+    'NASA'
+    """
+    cased = [c for c in heading if c.isalpha() and c.lower() != c.upper()]
+    if len(cased) < _MIN_CAPS or any(c.islower() for c in cased):
+        return heading
+    for ref in (reference, strip_site_name(reference)):
+        if _key(ref) == _key(heading) and any(c.islower() for c in ref):
+            return " ".join(ref.split())
+    return heading
 
 
 def _is_service_page(page: Page) -> bool:
