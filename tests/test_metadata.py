@@ -174,6 +174,21 @@ def test_date_in_the_url_when_nothing_declares_one():
     assert (m["date_published"], m["sources"]["date_published"]) == ("2020-07-15", "url")
 
 
+def test_a_utc_timestamp_a_day_off_the_url_takes_the_url_day():
+    # 02:41 UTC on the 19th is the evening of the 18th where the post was written; its
+    # permalink shows the 18th.
+    page = ('<html><head><meta property="og:type" content="article">'
+            '<meta property="article:published_time" content="2025-12-19T02:41:41+00:00"></head>'
+            "<body><h1>Snow day</h1><p>It snowed all day.</p></body></html>")
+    m = extract_metadata(page, url="https://blog.example/2025/12/18/snow-day/", headline="Snow day")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2025-12-18", "url")
+    # With its own offset, or three days apart, the declared timestamp stands.
+    for declared, url in (("2025-12-19T02:41:41-05:00", "https://blog.example/2025/12/18/snow-day/"),
+                          ("2025-12-19T02:41:41+00:00", "https://blog.example/2025/12/16/snow-day/")):
+        m = extract_metadata(page.replace("2025-12-19T02:41:41+00:00", declared), url=url, headline="Snow day")
+        assert m["date_published"] == declared and m["sources"]["date_published"] == "opengraph"
+
+
 def test_date_next_to_the_headline():
     page = ('<html><body><article><header><h1>Harbour wall repaired</h1>'
             '<p class="meta">Published <time datetime="2019-03-04">4 March 2019</time></p></header>'

@@ -30,7 +30,9 @@ person. Dates: an article item's ``datePublished`` (JSON-LD, microdata; a ``QAPa
 main entity counts as its article), OpenGraph ``article:published_time``, a
 publication date in ``<meta>``; a ``WebPage`` item's date only when the URL or the headline's
 surroundings show the same day; then the date in the URL; then the date in the headline's
-surroundings; else none. Each value's origin is recorded in ``metadata["sources"]`` as
+surroundings; else none. A declared timestamp in UTC (``+00:00``) whose day is one day
+before or after the date in the URL gives way to the URL's day (the publisher's calendar
+day; source ``"url"``). Each value's origin is recorded in ``metadata["sources"]`` as
 ``"json-ld"``, ``"microdata"``, ``"opengraph"``, ``"meta"``, ``"url"``, ``"byline"`` or
 ``"page text"``, and ``metadata["confidence"]`` gives per key a float in [0, 1]: the share
 of right values of that key's source measured on WCXB dev (docs/formats.rst).
@@ -180,10 +182,16 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
                 out[key] = value[:_MAX_LIST] if isinstance(value, list) else value
                 out["sources"][key] = source_name
                 break
+    url_day = _url_date(url)
     if out["date_published"] is None:
-        out["date_published"], date_source = _evidenced_date(url, heading, unconfirmed_dates)
+        out["date_published"], date_source = _evidenced_date(url_day, heading, unconfirmed_dates)
         if out["date_published"] and date_source:
             out["sources"]["date_published"] = date_source
+    elif url_day and _utc_day_apart(out["date_published"], url_day):
+        # A timestamp given in UTC falls on the day before or after the publisher's own
+        # calendar day, which the URL (the permalink) shows.
+        out["date_published"] = url_day
+        out["sources"]["date_published"] = "url"
     if out["image"] is None and content_html:
         out["image"] = _first_image(content_html)
         if out["image"]:
@@ -584,14 +592,38 @@ def _next_siblings(heading) -> list:
     return out
 
 
-def _evidenced_date(url: str | None, heading, unconfirmed: Sequence[tuple[str, str]]) -> tuple[str | None, str | None]:
+def _url_date(url: str | None) -> str | None:
+    """The date in *url* (``YYYY-MM-DD``, htmldate's reading of the URL), else None."""
+    return _find_date_in("<html><body></body></html>", url) if url else None
+
+
+def _utc_day_apart(timestamp: str, day: str) -> bool:
+    """Whether *timestamp* is a time of day in UTC (``+00:00``) whose calendar day is one
+    day before or after *day* (``YYYY-MM-DD``): the same moment may fall on *day* in the
+    publisher's time zone.
+
+    >>> _utc_day_apart("2025-12-19T02:41:41+00:00", "2025-12-18"), _utc_day_apart("2025-12-19", "2025-12-18")
+    (True, False)
+    >>> _utc_day_apart("2025-12-19T02:41:41-05:00", "2025-12-18"), _utc_day_apart("2025-12-19T02:41:41+00:00", "2025-12-16")
+    (False, False)
+    """
+    try:
+        moment = datetime.fromisoformat(timestamp)
+        other = datetime.fromisoformat(day)
+    except ValueError:
+        return False
+    if len(timestamp) <= 10 or moment.utcoffset() != timedelta(0):
+        return False
+    return abs((moment.date() - other.date()).days) == 1
+
+
+def _evidenced_date(url_day: str | None, heading, unconfirmed: Sequence[tuple[str, str]]) -> tuple[str | None, str | None]:
     """The publication date when no article item declares one: a ``WebPage`` item's date
     that the URL or the headline's surroundings confirm (same day), else the date in the
     URL (source ``"url"``), else the date next to the headline (``"page text"``).
     htmldate's search of the whole page is not used: on pages without a publication date
     it finds one anyway (a copyright year, a comment, a listing's items), and where it is
     right the headline's surroundings mostly show the same date."""
-    url_day = _find_date_in("<html><body></body></html>", url) if url else None
     near = _near_date(heading)
     days = {d[:10] for d in (url_day, near) if d}
     for source_name, value in unconfirmed:
