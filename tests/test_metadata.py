@@ -189,6 +189,18 @@ def test_a_utc_timestamp_a_day_off_the_url_takes_the_url_day():
         assert m["date_published"] == declared and m["sources"]["date_published"] == "opengraph"
 
 
+BODY_TEXT = "<p>" + "The harbour wall was rebuilt over the summer by the council's own crew. " * 4 + "</p>"
+
+
+def test_icons_between_the_headline_and_its_date_do_not_use_up_the_byline_zone():
+    share = "".join(f'<a href="/share/{i}"><svg></svg></a>' for i in range(35))
+    page = ('<html><body><div id="page"><div class="hero"><div><h1>Harbour wall repaired</h1></div></div>'
+            f'<div class="share">{share}</div><p class="meta"><time datetime="2025-10-20">Oct 20, 2025</time></p>'
+            + BODY_TEXT + "</div></body></html>")
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2025-10-20", "page text")
+
+
 def test_date_next_to_the_headline():
     page = ('<html><body><article><header><h1>Harbour wall repaired</h1>'
             '<p class="meta">Published <time datetime="2019-03-04">4 March 2019</time></p></header>'

@@ -547,7 +547,8 @@ def _date_in(elements, *, with_tail: bool = False, extensive: bool = False) -> s
 
 def _byline_zone(heading) -> list:
     """The elements between the headline and the first paragraph of prose, in document
-    order: up to 30 elements whose text is at most 200 characters; it ends at an element
+    order: up to 30 elements whose text is at most 200 characters and not empty (icons
+    and spacers are passed over, not counted); it ends at an element
     whose own text (not its children's) is longer (the body starts) or at a heading or
     sectioning element."""
     out: list = []
@@ -557,9 +558,11 @@ def _byline_zone(heading) -> list:
         own = (el.text or "") + "".join(child.tail or "" for child in el)
         if len(" ".join(own.split())) > _ZONE_CHARS:
             break
-        if len(" ".join(el.text_content().split())) > _ZONE_CHARS:
+        text = " ".join(el.text_content().split())
+        if len(text) > _ZONE_CHARS:
             continue  # a container of the body: its children come next
-        out.append(el)
+        if text:  # an icon, an image, a spacer: no date or byline there, and not counted
+            out.append(el)
     return out
 
 
