@@ -201,6 +201,21 @@ def test_icons_between_the_headline_and_its_date_do_not_use_up_the_byline_zone()
     assert (m["date_published"], m["sources"]["date_published"]) == ("2025-10-20", "page text")
 
 
+def _above(before_headline: str) -> dict:
+    page = (f'<html><body><div id="page">{before_headline}'
+            '<div class="hero"><div><h1>Harbour wall repaired</h1></div></div>' + BODY_TEXT
+            + '</div><footer><time datetime="2024-01-01">2024</time></footer></body></html>')
+    return extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+
+
+def test_date_just_above_the_headline():
+    date = '<time datetime="2025-09-04">September 4, 2025</time>'
+    m = _above(f'<div class="kicker"><a href="/tips">Tips</a> {date}</div>')
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2025-09-04", "page text")
+    # Inside a menu, the date is another part of the page.
+    assert _above(f'<nav><a href="/">Home</a> {date}</nav>')["date_published"] is None
+
+
 def test_date_next_to_the_headline():
     page = ('<html><body><article><header><h1>Harbour wall repaired</h1>'
             '<p class="meta">Published <time datetime="2019-03-04">4 March 2019</time></p></header>'

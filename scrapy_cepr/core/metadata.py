@@ -10,7 +10,8 @@ Libraries do the reading (no parser of our own):
 * **htmldate** (fast mode) reads a date from the URL, and from the headline's
   surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent;
   for a heading right in ``body``, the 3 elements after it; the short elements between
-  the headline and the body's first paragraph; the ``<article>`` around the headline)
+  the headline and the body's first paragraph; the short elements just before the
+  headline; the ``<article>`` around the headline)
   when no article item of the structured data declares one, then, only there, its
   extensive search (dates in free text) in the closest of those places; and the
   publication date of the head's ``<meta>`` elements (its list of names). Its search of
@@ -490,7 +491,8 @@ def _near_date(heading) -> str | None:
     First its fast mode (dates in ``<time>``, in elements whose class names a date …):
     the heading alone, else with its parent, else with its grandparent, else the elements
     after a heading right in ``body`` (:func:`_next_siblings`), else the byline zone
-    (:func:`_byline_zone`), else the ``<article>`` around it. Then, when none of them
+    (:func:`_byline_zone`), else the short elements just before it (:func:`_before_zone`),
+    else the ``<article>`` around it. Then, when none of them
     holds one, its extensive search, which reads dates written in free text ("Published
     on Oct 21, 2025"), on the closer places only: the heading, with its parent, the
     elements after it and the byline zone, each with at most 2,000 characters of text; a
@@ -502,8 +504,9 @@ def _near_date(heading) -> str | None:
         places = [[el] for el in (levels if not extensive else levels[:_NEAR_EXTENSIVE])]
         places += [x for x in (_next_siblings(heading), _byline_zone(heading)) if x]
         if not extensive:
+            before = _before_zone(heading)
             container = _semantic_container(heading)
-            places += [[container]] if container is not None else []
+            places += [x for x in (before, [container] if container is not None else None) if x]
         for elements in places:
             if extensive and sum(len(el.text_content()) for el in elements) > _EXTENSIVE_CHARS:
                 continue  # bounded work: dateparser's time grows with the text
@@ -564,6 +567,40 @@ def _byline_zone(heading) -> list:
         if text:  # an icon, an image, a spacer: no date or byline there, and not counted
             out.append(el)
     return out
+
+
+def _before_zone(heading) -> list:
+    """The elements just before the headline (a kicker, a date above it), in document
+    order: walking back from the headline, up to 30 elements whose text is at most 200
+    characters and not empty; it ends at a heading or sectioning element, or at an element
+    whose own text is longer (the end of something else). The headline's ancestors are
+    not part of it."""
+    out: list = []
+    for el in _preceding(heading):
+        if len(out) >= _ZONE_ELEMENTS or el.tag in _SECTION_TAGS:
+            break
+        own = (el.text or "") + "".join(child.tail or "" for child in el)
+        if len(" ".join(own.split())) > _ZONE_CHARS:
+            break
+        text = " ".join(el.text_content().split())
+        if text and len(text) <= _ZONE_CHARS:
+            out.append(el)
+    return out[::-1]
+
+
+def _preceding(node) -> Iterator:
+    """The elements of the body before *node*, nearest first, its ancestors left out
+    (XPath's ``preceding`` axis, read lazily, not into ``head``), each element before its
+    own children (so that a walk stops at a ``nav`` before it reads the menu's items)."""
+    while node is not None and node.tag not in ("body", "html"):
+        for sibling in node.itersiblings(preceding=True):
+            stack = [sibling]
+            while stack:
+                el = stack.pop()
+                if isinstance(el.tag, str):
+                    yield el
+                    stack.extend(el)
+        node = node.getparent()
 
 
 def _semantic_container(heading):
