@@ -75,6 +75,9 @@ def test_permalink_mark_is_not_part_of_the_title():
     assert extract(html).title == "Installation"
     html = '<html><head><title>Why?</title></head><body><h1>Why ?</h1>' + BODY + "</body></html>"
     assert extract(html).title == "Why ?"
+    # Not a link: an emoji that ends the headline is part of it.
+    html = '<html><head><title>x</title></head><body><h1>Domain controllers crash \U0001F4A5</h1>' + BODY + "</body></html>"
+    assert extract(html).title == "Domain controllers crash \U0001F4A5"
 
 
 def test_service_page_takes_the_head_title_and_keeps_the_heading_as_anchor():

@@ -20,7 +20,8 @@ How the title is picked (documented in the README too):
    on their letters and digits, see :func:`drop_site_name`) is removed, as is a
    permalink mark that a heading carries at its end (a last token of one or two symbols
    or punctuation marks such as ``¶`` or ``#``, other than ``?``, ``!``, ``.``, closing
-   brackets and quotes). The title is never emptied. A heading written in capitals only
+   brackets and quotes, written as a link: an emoji that ends a headline stays). The title
+   is never emptied. A heading written in capitals only
    takes the letter case of a reference with the same letters and digits (the capitals
    keep no case; "TIPS FOR ONLINE SUCCESS" -> "Tips for Online Success").
 7. On a page that the page-type classifier calls ``service`` (a company's or product's
@@ -193,11 +194,11 @@ def _is_service_page(page: Page) -> bool:
     return page_type(page) == "service"
 
 
-def _displayed_text(page: Page, first: int, end: int) -> str:
-    """The text of the heading whose text nodes are ``first:end``, without the nodes that
-    are not words of the heading: those inside a ``<button>`` (a control: "Copy item
-    path"), an element with the ``hidden`` attribute (not rendered, HTML's ``hidden``)
-    or an ``<svg>`` (a graphic's title: "Artboard Created with Sketch.")."""
+def _displayed_nodes(page: Page, first: int, end: int) -> list[int]:
+    """The indexes of the text nodes ``first:end`` of a heading that are words of it: not
+    those inside a ``<button>`` (a control: "Copy item path"), an element with the
+    ``hidden`` attribute (not rendered, HTML's ``hidden``) or an ``<svg>`` (a graphic's
+    title: "Artboard Created with Sketch.")."""
     kept = []
     for i in range(first, end):
         el = page.owners[i] if i < len(page.owners) else None
@@ -206,14 +207,17 @@ def _displayed_text(page: Page, first: int, end: int) -> str:
                 break
             el = el.getparent()
         else:
-            kept.append(page.texts[i])
-    return " ".join(kept)
+            kept.append(i)
+    return kept
 
 
 def _pick(page: Page) -> tuple[str | None, int | None]:
     candidates = []
     for level, first, end in page.headings:
-        text = _drop_permalink_mark(_displayed_text(page, first, end))
+        kept = _displayed_nodes(page, first, end)
+        text = " ".join(page.texts[i] for i in kept)
+        if kept and page.in_link[kept[-1]]:  # a permalink mark is a link to the heading
+            text = _drop_permalink_mark(text)
         if 2 <= len(text) <= 300:
             candidates.append((level, first, text))
     reference = page.meta_title or page.html_title
