@@ -37,11 +37,14 @@ def test_no_title_at_all_is_none():
     assert extract("<html><body>" + BODY + "</body></html>").title is None
 
 
+def _title_and_index(html: str) -> tuple[str | None, int | None]:
+    result = extract(html)
+    return result.title, result.nodes.title_index
+
+
 def test_heading_with_inline_markup_is_joined():
     html = "<html><head><title>A big day</title></head><body><h1>A <em>big</em> day</h1>" + BODY + "</body></html>"
-    result = extract(html)
-    assert result.title == "A big day"
-    assert result.nodes.title_index == 0
+    assert _title_and_index(html) == ("A big day", 0)
 
 
 # -- issue 20: the site's name is not part of the title ----------------------------------------
@@ -120,9 +123,7 @@ def test_a_headline_repeated_for_another_screen_size_is_one_h1():
     html = ('<html><head><title>Dark roast beans, whole or ground, shipped weekly</title></head><body>'
             '<div class="mobile"><h1>Dark Roast Coffee</h1></div><div class="desktop"><h1>Dark Roast Coffee</h1></div>'
             + BODY + "</body></html>")
-    result = extract(html)
-    assert result.title == "Dark Roast Coffee"
-    assert result.nodes.title_index == 0
+    assert _title_and_index(html) == ("Dark Roast Coffee", 0)
 
 
 def test_a_heading_in_capitals_takes_the_case_of_the_same_words_in_the_head():

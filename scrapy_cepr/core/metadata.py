@@ -550,33 +550,25 @@ def _date_in(elements, *, with_tail: bool = False, extensive: bool = False) -> s
 
 def _byline_zone(heading) -> list:
     """The elements between the headline and the first paragraph of prose, in document
-    order: up to 30 elements whose text is at most 200 characters and not empty (icons
-    and spacers are passed over, not counted); it ends at an element
-    whose own text (not its children's) is longer (the body starts) or at a heading or
-    sectioning element."""
-    out: list = []
-    for el in heading.xpath("following::*"):
-        if len(out) >= _ZONE_ELEMENTS or el.tag in _SECTION_TAGS:
-            break
-        own = (el.text or "") + "".join(child.tail or "" for child in el)
-        if len(" ".join(own.split())) > _ZONE_CHARS:
-            break
-        text = " ".join(el.text_content().split())
-        if len(text) > _ZONE_CHARS:
-            continue  # a container of the body: its children come next
-        if text:  # an icon, an image, a spacer: no date or byline there, and not counted
-            out.append(el)
-    return out
+    order (:func:`_short_run` of the elements after it)."""
+    return _short_run(heading.xpath("following::*"))
 
 
 def _before_zone(heading) -> list:
     """The elements just before the headline (a kicker, a date above it), in document
-    order: walking back from the headline, up to 30 elements whose text is at most 200
-    characters and not empty; it ends at a heading or sectioning element, or at an element
-    whose own text is longer (the end of something else). The headline's ancestors are
-    not part of it."""
+    order (:func:`_short_run` of the elements before it, walking back; the headline's
+    ancestors are not part of it)."""
+    return _short_run(_preceding(heading))[::-1]
+
+
+def _short_run(elements: Iterable) -> list:
+    """The run of short elements at the start of *elements*: up to 30 whose text is at
+    most 200 characters and not empty (icons and spacers are passed over, not counted); it
+    ends at a heading or sectioning element or at an element whose own text (not its
+    children's) is longer (the body starts, or something else ends). A longer element
+    that is only a container is passed over: its children come next."""
     out: list = []
-    for el in _preceding(heading):
+    for el in elements:
         if len(out) >= _ZONE_ELEMENTS or el.tag in _SECTION_TAGS:
             break
         own = (el.text or "") + "".join(child.tail or "" for child in el)
@@ -585,7 +577,7 @@ def _before_zone(heading) -> list:
         text = " ".join(el.text_content().split())
         if text and len(text) <= _ZONE_CHARS:
             out.append(el)
-    return out[::-1]
+    return out
 
 
 def _preceding(node) -> Iterator:
