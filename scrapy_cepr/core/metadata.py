@@ -424,7 +424,8 @@ def _byline_authors(heading, site: set[str]) -> list[str]:
         return []
     container = _surroundings(heading)[-1]
     following = [x for sib in _next_siblings(heading) for x in sib.iter() if isinstance(x.tag, str)]
-    for i, el in enumerate([*_after(container, heading), *following, *_byline_zone(heading)]):
+    zone = _byline_zone(heading, count_empty=True)
+    for i, el in enumerate([*_after(container, heading), *following, *zone]):
         if i >= _BYLINE_TEXTS + _ZONE_ELEMENTS:
             break
         if el.tag == "a" and any(seg.startswith("author") for seg in urlsplit(el.get("href") or "").path.lower().split("/")):
@@ -548,10 +549,12 @@ def _date_in(elements, *, with_tail: bool = False, extensive: bool = False) -> s
                                                   for el in elements) + "</body></html>", extensive=extensive)
 
 
-def _byline_zone(heading) -> list:
+def _byline_zone(heading, *, count_empty: bool = False) -> list:
     """The elements between the headline and the first paragraph of prose, in document
-    order (:func:`_short_run` of the elements after it)."""
-    return _short_run(heading.xpath("following::*"))
+    order (:func:`_short_run` of the elements after it). With *count_empty* (for the
+    byline), the elements without text count to its 30 and are part of it: the byline is
+    read closer to the headline than the date."""
+    return _short_run(heading.xpath("following::*"), count_empty=count_empty)
 
 
 def _before_zone(heading) -> list:
@@ -561,12 +564,13 @@ def _before_zone(heading) -> list:
     return _short_run(_preceding(heading))[::-1]
 
 
-def _short_run(elements: Iterable) -> list:
+def _short_run(elements: Iterable, *, count_empty: bool = False) -> list:
     """The run of short elements at the start of *elements*: up to 30 whose text is at
-    most 200 characters and not empty (icons and spacers are passed over, not counted); it
-    ends at a heading or sectioning element or at an element whose own text (not its
-    children's) is longer (the body starts, or something else ends). A longer element
-    that is only a container is passed over: its children come next."""
+    most 200 characters and not empty (icons and spacers are passed over, not counted,
+    unless *count_empty*); it ends at a heading or sectioning element or at an element
+    whose own text (not its children's) is longer (the body starts, or something else
+    ends). A longer element that is only a container is passed over: its children come
+    next."""
     out: list = []
     for el in elements:
         if len(out) >= _ZONE_ELEMENTS or el.tag in _SECTION_TAGS:
@@ -575,7 +579,7 @@ def _short_run(elements: Iterable) -> list:
         if len(" ".join(own.split())) > _ZONE_CHARS:
             break
         text = " ".join(el.text_content().split())
-        if text and len(text) <= _ZONE_CHARS:
+        if (text or count_empty) and len(text) <= _ZONE_CHARS:
             out.append(el)
     return out
 
