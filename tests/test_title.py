@@ -37,11 +37,14 @@ def test_no_title_at_all_is_none():
     assert extract("<html><body>" + BODY + "</body></html>").title is None
 
 
+def _title_and_index(html: str) -> tuple[str | None, int | None]:
+    result = extract(html)
+    return result.title, result.nodes.title_index
+
+
 def test_heading_with_inline_markup_is_joined():
     html = "<html><head><title>A big day</title></head><body><h1>A <em>big</em> day</h1>" + BODY + "</body></html>"
-    result = extract(html)
-    assert result.title == "A big day"
-    assert result.nodes.title_index == 0
+    assert _title_and_index(html) == ("A big day", 0)
 
 
 # -- issue 20: the site's name is not part of the title ----------------------------------------
@@ -75,6 +78,9 @@ def test_permalink_mark_is_not_part_of_the_title():
     assert extract(html).title == "Installation"
     html = '<html><head><title>Why?</title></head><body><h1>Why ?</h1>' + BODY + "</body></html>"
     assert extract(html).title == "Why ?"
+    # Not a link: an emoji that ends the headline is part of it.
+    html = '<html><head><title>x</title></head><body><h1>Domain controllers crash \U0001F4A5</h1>' + BODY + "</body></html>"
+    assert extract(html).title == "Domain controllers crash \U0001F4A5"
 
 
 def test_service_page_takes_the_head_title_and_keeps_the_heading_as_anchor():
@@ -99,3 +105,31 @@ def test_article_page_keeps_its_single_h1():
     html = ("<html><head><title>Council news | Riverside Gazette</title></head><body><h1>Mayor resigns after vote</h1>"
             + BODY * 3 + "</body></html>")
     assert extract(html, url="https://gazette.example/news/mayor").title == "Mayor resigns after vote"
+
+
+def test_controls_hidden_text_and_graphics_are_not_words_of_the_heading():
+    # A "copy" button, a hidden tooltip and an SVG logo's <title> sit inside the h1; the
+    # displayed headline is the heading's own words.
+    html = ('<html><head><title>Crate tokio docs</title></head><body>'
+            '<h1>Crate <span>tokio</span>&nbsp;<button title="Copy">Copy item path</button>'
+            '<span hidden>Stay organized with collections</span>'
+            '<svg><title>Artboard Created with Sketch.</title></svg></h1>' + BODY + "</body></html>")
+    result = extract(html)
+    assert result.title == "Crate tokio"
+    assert result.nodes.title_index is not None
+
+
+def test_a_headline_repeated_for_another_screen_size_is_one_h1():
+    html = ('<html><head><title>Dark roast beans, whole or ground, shipped weekly</title></head><body>'
+            '<div class="mobile"><h1>Dark Roast Coffee</h1></div><div class="desktop"><h1>Dark Roast Coffee</h1></div>'
+            + BODY + "</body></html>")
+    assert _title_and_index(html) == ("Dark Roast Coffee", 0)
+
+
+def test_a_heading_in_capitals_takes_the_case_of_the_same_words_in_the_head():
+    html = ('<html><head><title>Tips for Online Success | Valley College</title></head><body>'
+            '<h1>TIPS FOR ONLINE SUCCESS</h1>' + BODY + "</body></html>")
+    assert extract(html).title == "Tips for Online Success"
+    # Other words in the head: the heading stays as written.
+    html = html.replace("<h1>TIPS FOR ONLINE SUCCESS</h1>", "<h1>TIPS FOR SUCCESS ONLINE</h1>")
+    assert extract(html).title == "TIPS FOR SUCCESS ONLINE"

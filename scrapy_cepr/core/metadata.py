@@ -10,7 +10,8 @@ Libraries do the reading (no parser of our own):
 * **htmldate** (fast mode) reads a date from the URL, and from the headline's
   surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent;
   for a heading right in ``body``, the 3 elements after it; the short elements between
-  the headline and the body's first paragraph; the ``<article>`` around the headline)
+  the headline and the body's first paragraph; the short elements just before the
+  headline; the ``<article>`` around the headline)
   when no article item of the structured data declares one, then, only there, its
   extensive search (dates in free text) in the closest of those places; and the
   publication date of the head's ``<meta>`` elements (its list of names). Its search of
@@ -30,7 +31,9 @@ person. Dates: an article item's ``datePublished`` (JSON-LD, microdata; a ``QAPa
 main entity counts as its article), OpenGraph ``article:published_time``, a
 publication date in ``<meta>``; a ``WebPage`` item's date only when the URL or the headline's
 surroundings show the same day; then the date in the URL; then the date in the headline's
-surroundings; else none. Each value's origin is recorded in ``metadata["sources"]`` as
+surroundings; else none. A declared timestamp in UTC (``+00:00``) whose day is one day
+before or after the date in the URL gives way to the URL's day (the publisher's calendar
+day; source ``"url"``). Each value's origin is recorded in ``metadata["sources"]`` as
 ``"json-ld"``, ``"microdata"``, ``"opengraph"``, ``"meta"``, ``"url"``, ``"byline"`` or
 ``"page text"``, and ``metadata["confidence"]`` gives per key a float in [0, 1]: the share
 of right values of that key's source measured on WCXB dev (docs/formats.rst).
@@ -180,10 +183,16 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
                 out[key] = value[:_MAX_LIST] if isinstance(value, list) else value
                 out["sources"][key] = source_name
                 break
+    url_day = _url_date(url)
     if out["date_published"] is None:
-        out["date_published"], date_source = _evidenced_date(url, heading, unconfirmed_dates)
+        out["date_published"], date_source = _evidenced_date(url_day, heading, unconfirmed_dates)
         if out["date_published"] and date_source:
             out["sources"]["date_published"] = date_source
+    elif url_day and _utc_day_apart(out["date_published"], url_day):
+        # A timestamp given in UTC falls on the day before or after the publisher's own
+        # calendar day, which the URL (the permalink) shows.
+        out["date_published"] = url_day
+        out["sources"]["date_published"] = "url"
     if out["image"] is None and content_html:
         out["image"] = _first_image(content_html)
         if out["image"]:
@@ -280,7 +289,7 @@ def guess_language(text: str, *, min_hits: int = 3) -> str | None:
 #: 0.05; a source with fewer than 20 values there keeps the default of its kind.
 _SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
     "authors": {"json-ld": 0.85, "microdata": 0.8, "meta": 0.85, "byline": 0.65},
-    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.85, "meta": 0.6, "page text": 0.6},
+    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.9, "meta": 0.6, "page text": 0.6},
 }
 #: Where a field has no measurement: declarations of the page rank above what is read from
 #: its text or guessed.
@@ -415,7 +424,8 @@ def _byline_authors(heading, site: set[str]) -> list[str]:
         return []
     container = _surroundings(heading)[-1]
     following = [x for sib in _next_siblings(heading) for x in sib.iter() if isinstance(x.tag, str)]
-    for i, el in enumerate([*_after(container, heading), *following, *_byline_zone(heading)]):
+    zone = _byline_zone(heading, count_empty=True)
+    for i, el in enumerate([*_after(container, heading), *following, *zone]):
         if i >= _BYLINE_TEXTS + _ZONE_ELEMENTS:
             break
         if el.tag == "a" and any(seg.startswith("author") for seg in urlsplit(el.get("href") or "").path.lower().split("/")):
@@ -482,7 +492,8 @@ def _near_date(heading) -> str | None:
     First its fast mode (dates in ``<time>``, in elements whose class names a date …):
     the heading alone, else with its parent, else with its grandparent, else the elements
     after a heading right in ``body`` (:func:`_next_siblings`), else the byline zone
-    (:func:`_byline_zone`), else the ``<article>`` around it. Then, when none of them
+    (:func:`_byline_zone`), else the short elements just before it (:func:`_before_zone`),
+    else the ``<article>`` around it. Then, when none of them
     holds one, its extensive search, which reads dates written in free text ("Published
     on Oct 21, 2025"), on the closer places only: the heading, with its parent, the
     elements after it and the byline zone, each with at most 2,000 characters of text; a
@@ -494,8 +505,9 @@ def _near_date(heading) -> str | None:
         places = [[el] for el in (levels if not extensive else levels[:_NEAR_EXTENSIVE])]
         places += [x for x in (_next_siblings(heading), _byline_zone(heading)) if x]
         if not extensive:
+            before = _before_zone(heading)
             container = _semantic_container(heading)
-            places += [[container]] if container is not None else []
+            places += [x for x in (before, [container] if container is not None else None) if x]
         for elements in places:
             if extensive and sum(len(el.text_content()) for el in elements) > _EXTENSIVE_CHARS:
                 continue  # bounded work: dateparser's time grows with the text
@@ -537,22 +549,54 @@ def _date_in(elements, *, with_tail: bool = False, extensive: bool = False) -> s
                                                   for el in elements) + "</body></html>", extensive=extensive)
 
 
-def _byline_zone(heading) -> list:
+def _byline_zone(heading, *, count_empty: bool = False) -> list:
     """The elements between the headline and the first paragraph of prose, in document
-    order: up to 30 elements whose text is at most 200 characters; it ends at an element
-    whose own text (not its children's) is longer (the body starts) or at a heading or
-    sectioning element."""
+    order (:func:`_short_run` of the elements after it). With *count_empty* (for the
+    byline), the elements without text count to its 30 and are part of it: the byline is
+    read closer to the headline than the date."""
+    return _short_run(heading.xpath("following::*"), count_empty=count_empty)
+
+
+def _before_zone(heading) -> list:
+    """The elements just before the headline (a kicker, a date above it), in document
+    order (:func:`_short_run` of the elements before it, walking back; the headline's
+    ancestors are not part of it)."""
+    return _short_run(_preceding(heading))[::-1]
+
+
+def _short_run(elements: Iterable, *, count_empty: bool = False) -> list:
+    """The run of short elements at the start of *elements*: up to 30 whose text is at
+    most 200 characters and not empty (icons and spacers are passed over, not counted,
+    unless *count_empty*); it ends at a heading or sectioning element or at an element
+    whose own text (not its children's) is longer (the body starts, or something else
+    ends). A longer element that is only a container is passed over: its children come
+    next."""
     out: list = []
-    for el in heading.xpath("following::*"):
+    for el in elements:
         if len(out) >= _ZONE_ELEMENTS or el.tag in _SECTION_TAGS:
             break
         own = (el.text or "") + "".join(child.tail or "" for child in el)
         if len(" ".join(own.split())) > _ZONE_CHARS:
             break
-        if len(" ".join(el.text_content().split())) > _ZONE_CHARS:
-            continue  # a container of the body: its children come next
-        out.append(el)
+        text = " ".join(el.text_content().split())
+        if (text or count_empty) and len(text) <= _ZONE_CHARS:
+            out.append(el)
     return out
+
+
+def _preceding(node) -> Iterator:
+    """The elements of the body before *node*, nearest first, its ancestors left out
+    (XPath's ``preceding`` axis, read lazily, not into ``head``), each element before its
+    own children (so that a walk stops at a ``nav`` before it reads the menu's items)."""
+    while node is not None and node.tag not in ("body", "html"):
+        for sibling in node.itersiblings(preceding=True):
+            stack = [sibling]
+            while stack:
+                el = stack.pop()
+                if isinstance(el.tag, str):
+                    yield el
+                    stack.extend(el)
+        node = node.getparent()
 
 
 def _semantic_container(heading):
@@ -584,14 +628,38 @@ def _next_siblings(heading) -> list:
     return out
 
 
-def _evidenced_date(url: str | None, heading, unconfirmed: Sequence[tuple[str, str]]) -> tuple[str | None, str | None]:
+def _url_date(url: str | None) -> str | None:
+    """The date in *url* (``YYYY-MM-DD``, htmldate's reading of the URL), else None."""
+    return _find_date_in("<html><body></body></html>", url) if url else None
+
+
+def _utc_day_apart(timestamp: str, day: str) -> bool:
+    """Whether *timestamp* is a time of day in UTC (``+00:00``) whose calendar day is one
+    day before or after *day* (``YYYY-MM-DD``): the same moment may fall on *day* in the
+    publisher's time zone.
+
+    >>> _utc_day_apart("2025-12-19T02:41:41+00:00", "2025-12-18"), _utc_day_apart("2025-12-19", "2025-12-18")
+    (True, False)
+    >>> _utc_day_apart("2025-12-19T02:41:41-05:00", "2025-12-18"), _utc_day_apart("2025-12-19T02:41:41+00:00", "2025-12-16")
+    (False, False)
+    """
+    try:
+        moment = datetime.fromisoformat(timestamp)
+        other = datetime.fromisoformat(day)
+    except ValueError:
+        return False
+    if len(timestamp) <= 10 or moment.utcoffset() != timedelta(0):
+        return False
+    return abs((moment.date() - other.date()).days) == 1
+
+
+def _evidenced_date(url_day: str | None, heading, unconfirmed: Sequence[tuple[str, str]]) -> tuple[str | None, str | None]:
     """The publication date when no article item declares one: a ``WebPage`` item's date
     that the URL or the headline's surroundings confirm (same day), else the date in the
     URL (source ``"url"``), else the date next to the headline (``"page text"``).
     htmldate's search of the whole page is not used: on pages without a publication date
     it finds one anyway (a copyright year, a comment, a listing's items), and where it is
     right the headline's surroundings mostly show the same date."""
-    url_day = _find_date_in("<html><body></body></html>", url) if url else None
     near = _near_date(heading)
     days = {d[:10] for d in (url_day, near) if d}
     for source_name, value in unconfirmed:

@@ -9,7 +9,9 @@ How the title is picked (documented in the README too):
    (rapidfuzz ``ratio`` ≥ 80 against the reference or against the reference without
    its site name, see :func:`strip_site_name`).
    Ties go to the higher heading level, then to the earlier heading.
-4. With no matching heading, a page that has exactly one ``h1`` uses it; otherwise the
+4. With no matching heading, a page that has exactly one ``h1`` uses it (``h1`` elements
+   with the same letters and digits count once: a headline repeated for another screen
+   size); otherwise the
    reference is used, with a trailing or leading site name (`` | Site``, `` - Site``)
    removed from ``<title>``.
 5. With neither headings nor reference, the title is None. Never an exception.
@@ -18,7 +20,10 @@ How the title is picked (documented in the README too):
    on their letters and digits, see :func:`drop_site_name`) is removed, as is a
    permalink mark that a heading carries at its end (a last token of one or two symbols
    or punctuation marks such as ``¶`` or ``#``, other than ``?``, ``!``, ``.``, closing
-   brackets and quotes). The title is never emptied.
+   brackets and quotes, written as a link: an emoji that ends a headline stays). The title
+   is never emptied. A heading written in capitals only
+   takes the letter case of a reference with the same letters and digits (the capitals
+   keep no case; "TIPS FOR ONLINE SUCCESS" -> "Tips for Online Success").
 7. On a page that the page-type classifier calls ``service`` (a company's or product's
    landing page, :mod:`scrapy_cepr.core.pagetype`), whose headings are slogans ("You
    deserve to be happy."), the title is the reference with its site name removed
@@ -44,6 +49,9 @@ _MIN_MATCH = 80.0
 _SENTENCE_END = set("?!.)]}\"'’”»")
 _MIN_KEY = 4  # a site-name key shorter than this only matches a part exactly
 _MAX_EXTRA = 10  # a part may hold its site name plus this many more letters ("Acme Docs")
+_MIN_CAPS = 8  # letters of a heading in capitals only before its case is restored (not "NASA")
+_HEADING_TAGS = frozenset({"h1", "h2", "h3"})
+_NOT_WORDS = frozenset({"button", "svg"})  # elements whose text is not part of a heading
 
 
 def _key(text: str) -> str:
@@ -148,6 +156,8 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
     """
     title, index = _pick(page)
     reference = page.meta_title or page.html_title
+    if title and index is not None and reference:
+        title = _restore_case(title, reference)
     if title and index is not None and reference and _is_service_page(page):
         title = strip_site_name(reference)
     if title:
@@ -155,6 +165,25 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
         if names:
             title = drop_site_name(title, names)
     return title, index
+
+
+def _restore_case(heading: str, reference: str) -> str:
+    """*heading* in the reference's letter case when the heading is written in capitals
+    only (which keeps no case) and the reference, with or without its site name
+    (:func:`strip_site_name`), has the same letters and digits in mixed case.
+
+    >>> _restore_case("TIPS FOR ONLINE SUCCESS", "Tips for Online Success | College")
+    'Tips for Online Success'
+    >>> _restore_case("NASA", "Nasa")
+    'NASA'
+    """
+    cased = [c for c in heading if c.isalpha() and c.lower() != c.upper()]
+    if len(cased) < _MIN_CAPS or any(c.islower() for c in cased):
+        return heading
+    for ref in (reference, strip_site_name(reference)):
+        if _key(ref) == _key(heading) and any(c.islower() for c in ref):
+            return " ".join(ref.split())
+    return heading
 
 
 def _is_service_page(page: Page) -> bool:
@@ -165,10 +194,30 @@ def _is_service_page(page: Page) -> bool:
     return page_type(page) == "service"
 
 
+def _displayed_nodes(page: Page, first: int, end: int) -> list[int]:
+    """The indexes of the text nodes ``first:end`` of a heading that are words of it: not
+    those inside a ``<button>`` (a control: "Copy item path"), an element with the
+    ``hidden`` attribute (not rendered, HTML's ``hidden``) or an ``<svg>`` (a graphic's
+    title: "Artboard Created with Sketch.")."""
+    kept = []
+    for i in range(first, end):
+        el = page.owners[i] if i < len(page.owners) else None
+        while el is not None and el.tag not in _HEADING_TAGS:
+            if el.tag in _NOT_WORDS or el.get("hidden") is not None:
+                break
+            el = el.getparent()
+        else:
+            kept.append(i)
+    return kept
+
+
 def _pick(page: Page) -> tuple[str | None, int | None]:
     candidates = []
     for level, first, end in page.headings:
-        text = _drop_permalink_mark(" ".join(page.texts[first:end]))
+        kept = _displayed_nodes(page, first, end)
+        text = " ".join(page.texts[i] for i in kept)
+        if kept and page.in_link[kept[-1]]:  # a permalink mark is a link to the heading
+            text = _drop_permalink_mark(text)
         if 2 <= len(text) <= 300:
             candidates.append((level, first, text))
     reference = page.meta_title or page.html_title
@@ -182,7 +231,8 @@ def _pick(page: Page) -> tuple[str | None, int | None]:
                 best = (key, text, first)
         if best is not None and best[0][0] >= _MIN_MATCH:
             return best[1], best[2]
-    h1 = [c for c in candidates if c[0] == 1]
+    # The same headline twice (a layout for small screens and one for large ones) is one h1.
+    h1 = list({_key(c[2]): c for c in reversed(candidates) if c[0] == 1}.values())
     if len(h1) == 1:
         return h1[0][2], h1[0][1]
     if page.meta_title:
