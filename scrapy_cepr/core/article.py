@@ -240,6 +240,10 @@ class ArticleParams:
         setpr = CEPRParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(setpr, name))
+        if setpr.alpha is None:  # the paper's α, resolved once rather than per page
+            setpr = CEPRParams(alpha=PAPER_ALPHA["setpr"], lambda_=setpr.lambda_, radius=setpr.radius,
+                               edges=setpr.edges)
+        object.__setattr__(self, "_setpr", setpr)
         object.__setattr__(self, "content_level", check_real("content_level", self.content_level, 0.0, 1.0))
         object.__setattr__(self, "boilerplate_weight", check_real("boilerplate_weight", self.boilerplate_weight))
         object.__setattr__(self, "anchor_min_chars", check_int("anchor_min_chars", self.anchor_min_chars, 1, 10**9))
@@ -266,6 +270,12 @@ class ArticleParams:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {value!r}")
+
+    def setpr_params(self) -> CEPRParams:
+        """SETPR's parameters of step 1, with the paper's α when ``alpha`` is None
+        (validated once, with this object)."""
+        setpr: CEPRParams = self.__dict__["_setpr"]
+        return setpr
 
 
 def body_evidence(h_smoothed: np.ndarray, tau: float, in_link: np.ndarray, level: float) -> np.ndarray:
@@ -823,7 +833,8 @@ def analyse(page: Page, params: ArticleParams, *, body: bool = True) -> ArticleS
 
     The steps of the module docstring, one function each, over one :class:`_Work`.
     """
-    alpha = PAPER_ALPHA["setpr"] if params.alpha is None else params.alpha
+    cepr = params.setpr_params()
+    alpha = PAPER_ALPHA["setpr"] if cepr.alpha is None else cepr.alpha  # (never None)
     used = {f.name: getattr(params, f.name) for f in fields(params)}
     used["alpha"] = alpha
     title, title_index = pick_title(page)
@@ -831,7 +842,6 @@ def analyse(page: Page, params: ArticleParams, *, body: bool = True) -> ArticleS
     headline = title_index if title_index is not None else displayed_headline(page, title)
     if n == 0:
         return ArticleState(Extraction(title=title, body="", method="cepr-article", params=used, url=page.url))
-    cepr = CEPRParams(alpha=alpha, lambda_=params.lambda_, radius=params.radius, edges=params.edges)
     h, h_smoothed = histogram(page, "setpr", cepr)
     tau = std_threshold(h_smoothed, alpha)
     evidence = _step_evidence(page, params, h_smoothed, tau)

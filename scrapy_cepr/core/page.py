@@ -446,10 +446,7 @@ def _parse(data: bytes, json_ld: list[str] | None = None) -> etree._Element | No
     """Parse UTF-8 *data* into a repaired tree without :data:`REMOVED_TAGS`
     (:mod:`.parse`) and :data:`NOT_RENDERED_TAGS`; None if empty. *json_ld* receives the
     page's JSON-LD blocks (:func:`~scrapy_cepr.core.parse.parse_html`)."""
-    root = parse_html(data, json_ld=json_ld)
-    if root is not None:
-        etree.strip_elements(root, *NOT_RENDERED_TAGS, with_tail=False)
-    return root
+    return parse_html(data, json_ld=json_ld, also_removed=NOT_RENDERED_TAGS)
 
 
 _ITEMTYPE = b"itemtype"
