@@ -400,33 +400,37 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
     return u, evidence, story, start
 
 
-def _tag_depths(page: Page, tags: frozenset[str]) -> np.ndarray:
-    """int64 ``(P,)`` over the page's tag paths: the depth (``html`` = 0) of the deepest
-    element with a tag in *tags* on the path, -1 if there is none. A text node lies
-    inside such an element strictly below an element of depth d exactly when its path's
-    value exceeds d; read off the paths (a few hundred per page) instead of the tree.
+def _tag_depths(page: Page, *tag_sets: frozenset[str]) -> list[np.ndarray]:
+    """Per set of *tag_sets*, int64 ``(P,)`` over the page's tag paths: the depth
+    (``html`` = 0) of the deepest element with a tag in the set on the path, -1 if there
+    is none. A text node lies inside such an element strictly below an element of depth
+    d exactly when its path's value exceeds d; read off the paths (a few hundred per
+    page) instead of the tree, for all the sets in one pass.
 
     >>> page = Page.from_html("<html><body><nav><p>a</p></nav><p>b</p></body></html>")
-    >>> _tag_depths(page, frozenset(["nav"]))[page.path_ids].tolist()
-    [2, -1]
+    >>> [d[page.path_ids].tolist() for d in _tag_depths(page, frozenset(["nav"]), frozenset(["p"]))]
+    [[2, -1], [3, 2]]
     """
     n = len(page.path_names)
-    out = np.full(n, -1, dtype=np.int64)
-    if n == 0 or not tags:
-        return out
+    out = np.full((len(tag_sets), n), -1, dtype=np.int64)
+    hits = [np.fromiter(map(tags.__contains__, page.path_names), bool, n) for tags in tag_sets if tags and n]
+    if not any(hit.any() for hit in hits):
+        return list(out)
     depth = np.fromiter(map(len, page.path_codes), np.int64, n) - 1
-    hit = np.fromiter(map(tags.__contains__, page.path_names), bool, n)
-    if not hit.any():
-        return out
-    out[hit] = depth[hit]
+    row = 0
+    for r, tags in enumerate(tag_sets):
+        if tags:
+            out[r, hits[row]] = depth[hits[row]]
+            row += 1
     # Pointer jumping up the path tree: after k rounds each path has seen its 2^k
     # nearest ancestors.
     anc = np.asarray(page.path_parents, dtype=np.int64)
     anc = np.where(anc < 0, np.arange(n), anc)
     for _ in range(int(depth.max()).bit_length() + 1):
-        out = np.maximum(out, out[anc])
+        out = np.maximum(out, out[:, anc])
         anc = anc[anc]
-    return out
+    return list(out)
+
 
 def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, evidence: np.ndarray,
                    chars: np.ndarray, share: float, after_share: float = 0.0, after: int = -1,
@@ -914,8 +918,8 @@ def _step_chrome(w: _Work) -> None:
         link_chars = np.add.reduceat(chars * page.in_link, starts)
         all_chars = np.add.reduceat(chars, starts)
         w.dense = np.repeat(link_chars > params.link_density * np.maximum(all_chars, 1.0), ends - starts)
-    w.chrome_depth = _tag_depths(page, NON_ARTICLE_TAGS if params.boilerplate else frozenset())
-    w.figure_depth = _tag_depths(page, frozenset() if params.captions else FIGURE_TAGS)
+    w.chrome_depth, w.figure_depth = _tag_depths(page, NON_ARTICLE_TAGS if params.boilerplate else frozenset(),
+                                                 frozenset() if params.captions else FIGURE_TAGS)
     if params.grow and len(w.table):
         # Text that steps 4–6 and 8 drop wherever it lies costs the region nothing.
         dropped = w.in_records.copy()

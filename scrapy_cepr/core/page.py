@@ -253,10 +253,10 @@ class Page:
 
         texts, owner_ids, node_paths, node_blocks, breaks, paths, elements, parents = _text_nodes(body)
         path_parents, path_names, path_codes, path_level, path_link = paths
-        pids = np.array(node_paths, dtype=np.int64)
-        block_el = np.array(node_blocks, dtype=np.int64)
+        pids = _array(node_paths, np.int64)
+        block_el = _array(node_blocks, np.int64)
         # Lines: a new one where the block element changes or after a block/<br> tail.
-        new_line = np.array(breaks, dtype=bool)
+        new_line = _array(breaks, bool)
         if new_line.size:
             new_line[1:] |= block_el[1:] != block_el[:-1]
             new_line[0] = True
@@ -271,14 +271,14 @@ class Page:
             path_names=path_names,
             path_codes=path_codes,
             blocks=blocks,
-            in_link=np.array(path_link, dtype=bool)[pids],
+            in_link=_array(path_link, bool)[pids],
             owners=list(map(elements.__getitem__, owner_ids)),
-            headings=_heading_runs(np.array(path_level, dtype=np.int64)[pids], blocks),
+            headings=_heading_runs(_array(path_level, np.int64)[pids], blocks),
             html_title=html_title,
             meta_title=meta_title,
             body_nodes=elements,
-            body_parents=np.array(parents, dtype=np.int64),
-            owner_nodes=np.array(owner_ids, dtype=np.int64),
+            body_parents=_array(parents, np.int64),
+            owner_nodes=_array(owner_ids, np.int64),
             json_ld=json_ld,
             itemtypes=itemtypes,
         )
@@ -408,6 +408,12 @@ def _text_nodes(body: etree._Element) -> tuple:
         breaks = [breaks[i] for i in keep]
     paths = (path_parents, path_names, path_codes, path_level, path_link)
     return texts, owner_ids, node_paths, node_blocks, breaks, paths, elements, parents
+
+
+def _array(values: list, dtype: Any) -> np.ndarray:
+    """*values* (a list of ints or bools) as a 1-D array of *dtype* (``np.fromiter`` with
+    the length known: a fifth cheaper than ``np.array`` on a list)."""
+    return np.fromiter(values, dtype, len(values))
 
 
 def dotted_paths(parents: list[int], names: list[str]) -> list[str]:
