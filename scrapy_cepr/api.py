@@ -4,7 +4,7 @@ above both, so that :mod:`scrapy_cepr.core` never imports a method."""
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from .core.confidence import confidence
@@ -92,7 +92,7 @@ def extract_with_page(html: str | bytes, *, url: str | None = None, method: str 
     return page, with_confidence(page, result)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _default_params(method: str) -> Any:
     """The validated default parameters of *method* (frozen, so one object serves every
     call without parameters: validating them cost about 0.05 of the parse per page)."""
