@@ -240,6 +240,10 @@ class ArticleParams:
         setpr = CEPRParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(setpr, name))
+        if setpr.alpha is None:  # the paper's α, resolved once rather than per page
+            setpr = CEPRParams(alpha=PAPER_ALPHA["setpr"], lambda_=setpr.lambda_, radius=setpr.radius,
+                               edges=setpr.edges)
+        object.__setattr__(self, "_setpr", setpr)
         object.__setattr__(self, "content_level", check_real("content_level", self.content_level, 0.0, 1.0))
         object.__setattr__(self, "boilerplate_weight", check_real("boilerplate_weight", self.boilerplate_weight))
         object.__setattr__(self, "anchor_min_chars", check_int("anchor_min_chars", self.anchor_min_chars, 1, 10**9))
@@ -266,6 +270,12 @@ class ArticleParams:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {value!r}")
+
+    def setpr_params(self) -> CEPRParams:
+        """SETPR's parameters of step 1, with the paper's α when ``alpha`` is None
+        (validated once, with this object)."""
+        setpr: CEPRParams = self.__dict__["_setpr"]
+        return setpr
 
 
 def body_evidence(h_smoothed: np.ndarray, tau: float, in_link: np.ndarray, level: float) -> np.ndarray:
@@ -390,33 +400,37 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
     return u, evidence, story, start
 
 
-def _tag_depths(page: Page, tags: frozenset[str]) -> np.ndarray:
-    """int64 ``(P,)`` over the page's tag paths: the depth (``html`` = 0) of the deepest
-    element with a tag in *tags* on the path, -1 if there is none. A text node lies
-    inside such an element strictly below an element of depth d exactly when its path's
-    value exceeds d; read off the paths (a few hundred per page) instead of the tree.
+def _tag_depths(page: Page, *tag_sets: frozenset[str]) -> list[np.ndarray]:
+    """Per set of *tag_sets*, int64 ``(P,)`` over the page's tag paths: the depth
+    (``html`` = 0) of the deepest element with a tag in the set on the path, -1 if there
+    is none. A text node lies inside such an element strictly below an element of depth
+    d exactly when its path's value exceeds d; read off the paths (a few hundred per
+    page) instead of the tree, for all the sets in one pass.
 
     >>> page = Page.from_html("<html><body><nav><p>a</p></nav><p>b</p></body></html>")
-    >>> _tag_depths(page, frozenset(["nav"]))[page.path_ids].tolist()
-    [2, -1]
+    >>> [d[page.path_ids].tolist() for d in _tag_depths(page, frozenset(["nav"]), frozenset(["p"]))]
+    [[2, -1], [3, 2]]
     """
     n = len(page.path_names)
-    out = np.full(n, -1, dtype=np.int64)
-    if n == 0 or not tags:
-        return out
+    out = np.full((len(tag_sets), n), -1, dtype=np.int64)
+    hits = [np.fromiter(map(tags.__contains__, page.path_names), bool, n) for tags in tag_sets if tags and n]
+    if not any(hit.any() for hit in hits):
+        return list(out)
     depth = np.fromiter(map(len, page.path_codes), np.int64, n) - 1
-    hit = np.fromiter(map(tags.__contains__, page.path_names), bool, n)
-    if not hit.any():
-        return out
-    out[hit] = depth[hit]
+    row = 0
+    for r, tags in enumerate(tag_sets):
+        if tags:
+            out[r, hits[row]] = depth[hits[row]]
+            row += 1
     # Pointer jumping up the path tree: after k rounds each path has seen its 2^k
     # nearest ancestors.
     anc = np.asarray(page.path_parents, dtype=np.int64)
     anc = np.where(anc < 0, np.arange(n), anc)
     for _ in range(int(depth.max()).bit_length() + 1):
-        out = np.maximum(out, out[anc])
+        out = np.maximum(out, out[:, anc])
         anc = anc[anc]
-    return out
+    return list(out)
+
 
 def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, evidence: np.ndarray,
                    chars: np.ndarray, share: float, after_share: float = 0.0, after: int = -1,
@@ -823,7 +837,8 @@ def analyse(page: Page, params: ArticleParams, *, body: bool = True) -> ArticleS
 
     The steps of the module docstring, one function each, over one :class:`_Work`.
     """
-    alpha = PAPER_ALPHA["setpr"] if params.alpha is None else params.alpha
+    cepr = params.setpr_params()
+    alpha = PAPER_ALPHA["setpr"] if cepr.alpha is None else cepr.alpha  # (never None)
     used = {f.name: getattr(params, f.name) for f in fields(params)}
     used["alpha"] = alpha
     title, title_index = pick_title(page)
@@ -831,7 +846,6 @@ def analyse(page: Page, params: ArticleParams, *, body: bool = True) -> ArticleS
     headline = title_index if title_index is not None else displayed_headline(page, title)
     if n == 0:
         return ArticleState(Extraction(title=title, body="", method="cepr-article", params=used, url=page.url))
-    cepr = CEPRParams(alpha=alpha, lambda_=params.lambda_, radius=params.radius, edges=params.edges)
     h, h_smoothed = histogram(page, "setpr", cepr)
     tau = std_threshold(h_smoothed, alpha)
     evidence = _step_evidence(page, params, h_smoothed, tau)
@@ -904,8 +918,8 @@ def _step_chrome(w: _Work) -> None:
         link_chars = np.add.reduceat(chars * page.in_link, starts)
         all_chars = np.add.reduceat(chars, starts)
         w.dense = np.repeat(link_chars > params.link_density * np.maximum(all_chars, 1.0), ends - starts)
-    w.chrome_depth = _tag_depths(page, NON_ARTICLE_TAGS if params.boilerplate else frozenset())
-    w.figure_depth = _tag_depths(page, frozenset() if params.captions else FIGURE_TAGS)
+    w.chrome_depth, w.figure_depth = _tag_depths(page, NON_ARTICLE_TAGS if params.boilerplate else frozenset(),
+                                                 frozenset() if params.captions else FIGURE_TAGS)
     if params.grow and len(w.table):
         # Text that steps 4–6 and 8 drop wherever it lies costs the region nothing.
         dropped = w.in_records.copy()

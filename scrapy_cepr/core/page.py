@@ -160,7 +160,10 @@ class Page:
     ``headings`` are ``(level, first_node, end_node)`` ranges of ``h1``–``h3`` elements.
     ``root`` is the cleaned lxml tree (or None for an empty page); ``source`` the decoded
     HTML; ``body_nodes`` the list of the nodes of ``<body>``'s subtree in pre-order, as
-    the walk visited them (``body`` first; empty without a body); ``json_ld`` the text of
+    the walk visited them (``body`` first; empty without a body), ``body_parents`` the
+    index in it of each one's parent (int64, -1 for ``body``) and ``owner_nodes`` that of
+    each text node's owner (int64 ``(N,)``: ``owners[i] is body_nodes[owner_nodes[i]]``);
+    ``json_ld`` the text of
     the page's JSON-LD blocks (read before the scripts are removed) and ``itemtypes`` its
     microdata ``itemtype`` values, in source order (both for the page type); ``derived``
     memoises values that the layers above compute from this parse and that several of them
@@ -186,6 +189,8 @@ class Page:
     html_title: str | None
     meta_title: str | None
     body_nodes: list = field(default_factory=list, repr=False)  # the walk's nodes, see above
+    body_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    owner_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     json_ld: tuple[str, ...] = field(default=(), repr=False)
     itemtypes: tuple[str, ...] = field(default=(), repr=False)
     derived: dict[str, Any] = field(default_factory=dict, repr=False)  # per-parse memo, see above
@@ -246,12 +251,12 @@ class Page:
         if body is None:
             return cls._empty(source, url, root, html_title, meta_title, json_ld, itemtypes)
 
-        texts, owners, node_paths, node_blocks, breaks, paths, elements = _text_nodes(body)
+        texts, owner_ids, node_paths, node_blocks, breaks, paths, elements, parents = _text_nodes(body)
         path_parents, path_names, path_codes, path_level, path_link = paths
-        pids = np.array(node_paths, dtype=np.int64)
-        block_el = np.array(node_blocks, dtype=np.int64)
+        pids = _array(node_paths, np.int64)
+        block_el = _array(node_blocks, np.int64)
         # Lines: a new one where the block element changes or after a block/<br> tail.
-        new_line = np.array(breaks, dtype=bool)
+        new_line = _array(breaks, bool)
         if new_line.size:
             new_line[1:] |= block_el[1:] != block_el[:-1]
             new_line[0] = True
@@ -266,12 +271,14 @@ class Page:
             path_names=path_names,
             path_codes=path_codes,
             blocks=blocks,
-            in_link=np.array(path_link, dtype=bool)[pids],
-            owners=owners,
-            headings=_heading_runs(np.array(path_level, dtype=np.int64)[pids], blocks),
+            in_link=_array(path_link, bool)[pids],
+            owners=list(map(elements.__getitem__, owner_ids)),
+            headings=_heading_runs(_array(path_level, np.int64)[pids], blocks),
             html_title=html_title,
             meta_title=meta_title,
             body_nodes=elements,
+            body_parents=_array(parents, np.int64),
+            owner_nodes=_array(owner_ids, np.int64),
             json_ld=json_ld,
             itemtypes=itemtypes,
         )
@@ -311,12 +318,15 @@ def _text_nodes(body: etree._Element) -> tuple:
     element's subtree, where it is displayed. Tag paths are interned as a tree (parent
     path id, tag → path id), so no string is built per node.
 
-    Returns ``(texts, owners, path_ids, block_ids, breaks, paths, nodes)``: per text node its
-    normalised text, its owner element (the parent, for a tail), its path id, the id of
-    its nearest block element, and whether it follows a block element or ``<br>`` (a tail
-    that starts a new line); and ``paths = (parents, names, codes, heading levels, link
-    flags)`` per distinct tag path; then the list of the nodes of *body*'s subtree in
-    pre-order (:attr:`Page.body_nodes`). Adjacent text left by a removed element
+    Returns ``(texts, owners, path_ids, block_ids, breaks, paths, nodes, node_parents)``:
+    per text node its normalised text, the index in *nodes* of its owner element (the
+    parent, for a tail), its path id, the id of its nearest block element, and whether it
+    follows a block element or ``<br>`` (a tail that starts a new line); and ``paths =
+    (parents, names, codes, heading levels, link flags)`` per distinct tag path; then the
+    list of the nodes of *body*'s subtree in pre-order (:attr:`Page.body_nodes`) and the
+    index in it of each node's parent (-1 for *body*), which the stack knows, so that the
+    element table (:class:`~scrapy_cepr.core.region.DomTable`) need not look them up
+    again. Adjacent text left by a removed element
     (``2000-<script>…</script> MacRumors``) is one node, as ``.text``/``.tail`` give it.
     """
     path_parents = [-1, 0]
@@ -333,24 +343,27 @@ def _text_nodes(body: etree._Element) -> tuple:
     # stack of (element, path id, block id, breaks a line, child paths by tag) tuples with
     # its top in locals, and each tag name is read from lxml once.
     block_tags, breaking_tags, heading_tags = BLOCK_TAGS, _BREAKING_TAGS, _HEADING_TAGS
-    stack = [(body, 1, 1, True, children[1])]  # the open elements from <body> down
+    stack = [(body, 1, 1, True, children[1], 0)]  # the open elements from <body> down
     push, pop = stack.append, stack.pop
-    top, top_path, top_block, known = body, 1, 1, children[1]
+    top, top_path, top_block, known, top_i = body, 1, 1, children[1], 0
     next_block = 2
     text = body.text
     if text and not text.isspace():
-        add((text, body, 1, 1, False))
+        add((text, 0, 1, 1, False))
     elements = list(body.iter())
-    for el in islice(elements, 1, None):  # after <body> itself
+    parents = [-1]  # per node, its parent's index in ``elements``
+    add_parent = parents.append
+    for i, el in enumerate(islice(elements, 1, None), 1):  # after <body> itself
         parent = el.getparent()
         while top is not parent:
             # Close the open elements below the parent: their tails come now, innermost
             # first, each owned by the element it is displayed in.
             closed = pop()
-            top, top_path, top_block, _, known = stack[-1]
+            top, top_path, top_block, _, known, top_i = stack[-1]
             tail = closed[0].tail
             if tail and not tail.isspace():
-                add((tail, top, top_path, top_block, closed[3]))
+                add((tail, top_i, top_path, top_block, closed[3]))
+        add_parent(top_i)
         tag = el.tag
         child = known.get(tag)
         if child is None:
@@ -368,33 +381,39 @@ def _text_nodes(body: etree._Element) -> tuple:
         if tag in block_tags:
             top_block = next_block
             next_block += 1
-            push((el, child, top_block, True, known))
+            push((el, child, top_block, True, known, i))
         else:
-            push((el, child, top_block, tag in breaking_tags, known))
-        top, top_path = el, child
+            push((el, child, top_block, tag in breaking_tags, known, i))
+        top, top_path, top_i = el, child, i
         text = el.text
         if text and not text.isspace():
-            add((text, el, child, top_block, False))
+            add((text, i, child, top_block, False))
     while top is not body:
         closed = pop()
-        top, top_path, top_block, _, known = stack[-1]
+        top, top_path, top_block, _, known, top_i = stack[-1]
         tail = closed[0].tail
         if tail and not tail.isspace():
-            add((tail, top, top_path, top_block, closed[3]))
+            add((tail, top_i, top_path, top_block, closed[3]))
     if records:
-        raw, owners, node_paths, node_blocks, breaks = map(list, zip(*records))
+        raw, owner_ids, node_paths, node_blocks, breaks = map(list, zip(*records))
     else:
-        raw, owners, node_paths, node_blocks, breaks = [], [], [], [], []
+        raw, owner_ids, node_paths, node_blocks, breaks = [], [], [], [], []
     texts = [" ".join(t.split()) for t in raw]
     if has_controls("".join(texts)):  # rare
         keep = [i for i, t in enumerate(raw) if CONTROL_RE.sub("", t).split()]
         texts = [" ".join(CONTROL_RE.sub("", raw[i]).split()) for i in keep]
-        owners = [owners[i] for i in keep]
+        owner_ids = [owner_ids[i] for i in keep]
         node_paths = [node_paths[i] for i in keep]
         node_blocks = [node_blocks[i] for i in keep]
         breaks = [breaks[i] for i in keep]
     paths = (path_parents, path_names, path_codes, path_level, path_link)
-    return texts, owners, node_paths, node_blocks, breaks, paths, elements
+    return texts, owner_ids, node_paths, node_blocks, breaks, paths, elements, parents
+
+
+def _array(values: list, dtype: Any) -> np.ndarray:
+    """*values* (a list of ints or bools) as a 1-D array of *dtype* (``np.fromiter`` with
+    the length known: a fifth cheaper than ``np.array`` on a list)."""
+    return np.fromiter(values, dtype, len(values))
 
 
 def dotted_paths(parents: list[int], names: list[str]) -> list[str]:
@@ -446,10 +465,7 @@ def _parse(data: bytes, json_ld: list[str] | None = None) -> etree._Element | No
     """Parse UTF-8 *data* into a repaired tree without :data:`REMOVED_TAGS`
     (:mod:`.parse`) and :data:`NOT_RENDERED_TAGS`; None if empty. *json_ld* receives the
     page's JSON-LD blocks (:func:`~scrapy_cepr.core.parse.parse_html`)."""
-    root = parse_html(data, json_ld=json_ld)
-    if root is not None:
-        etree.strip_elements(root, *NOT_RENDERED_TAGS, with_tail=False)
-    return root
+    return parse_html(data, json_ld=json_ld, also_removed=NOT_RENDERED_TAGS)
 
 
 _ITEMTYPE = b"itemtype"

@@ -149,13 +149,15 @@ def encode_source(source: str) -> bytes:
     return data
 
 
-def parse_html(data: bytes, *, json_ld: list[str] | None = None) -> etree._Element | None:
+def parse_html(data: bytes, *, json_ld: list[str] | None = None, also_removed: tuple[str, ...] = ()) -> etree._Element | None:
     """Parse UTF-8 *data* into the root of a repaired tree (see the module doc), with
     :data:`REMOVED_TAGS` stripped; None when there is nothing to parse.
 
     :param json_ld: a list that receives the text of each JSON-LD block
         (``<script type="application/ld+json">``), in document order, before the scripts
         are removed (the page type reads the page's schema.org declarations from them).
+    :param also_removed: more tags removed with their content (not their tail) in the
+        same pass over the tree as :data:`REMOVED_TAGS`.
 
     :raises ParseError: the page is nested too deep to be parsed whole, even flattened.
     :raises TooComplexError: the page is above a bound of :func:`check_bounds`.
@@ -194,7 +196,7 @@ def parse_html(data: bytes, *, json_ld: list[str] | None = None) -> etree._Eleme
             kind = script.get("type")
             if kind and "ld+json" in kind.lower() and script.text:
                 json_ld.append(script.text)
-    etree.strip_elements(root, *REMOVED_TAGS, with_tail=False)
+    etree.strip_elements(root, *REMOVED_TAGS, *also_removed, with_tail=False)
     return root
 
 

@@ -100,36 +100,50 @@ def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return parent, end
 
 
-def _elements(page: Page) -> list:
-    """The elements of *page*'s tree in pre-order, ``list(root.iter(etree.Element))``.
+def _elements(page: Page) -> tuple[list, np.ndarray | None, np.ndarray | None]:
+    """The elements of *page*'s tree in pre-order, ``list(root.iter(etree.Element))``,
+    with the index of each one's parent (int64, -1 for the root) and of each text node's
+    owner when the page model's walk gave them, else None and None.
 
     The page model's walk already listed the nodes of ``<body>``'s subtree
-    (:attr:`Page.body_nodes`); when all of them are elements (no tag path ``#`` of a
-    comment or processing instruction), they are reused and only the nodes outside
-    ``<body>`` (the ``<head>``) are listed again.
+    (:attr:`Page.body_nodes`) and their parents; when all of them are elements (no tag
+    path ``#`` of a comment or processing instruction), they are reused and only the
+    nodes outside ``<body>`` (the ``<head>``) are listed again and their parents looked up.
 
     >>> page = Page.from_html("<html><head><title>T</title></head><body><p>a <b>b</b></p><ul><li>c</li></ul></body></html>")
-    >>> [el.tag for el in _elements(page)]
-    ['html', 'head', 'title', 'body', 'p', 'b', 'ul', 'li']
-    >>> all(map(operator.is_, _elements(page), page.root.iter(etree.Element)))
+    >>> els, parent, owner = _elements(page)
+    >>> [el.tag for el in els], parent.tolist(), owner.tolist()
+    (['html', 'head', 'title', 'body', 'p', 'b', 'ul', 'li'], [-1, 0, 1, 0, 3, 4, 3, 6], [4, 5, 7])
+    >>> all(map(operator.is_, els, page.root.iter(etree.Element)))
     True
     """
     root = page.root
     if root is None:
-        return []
+        return [], None, None
     body_nodes = page.body_nodes
-    if not body_nodes or "#" in page.path_names:
-        return list(root.iter(etree.Element))
+    if not body_nodes or "#" in page.path_names or page.body_parents.size != len(body_nodes):
+        return list(root.iter(etree.Element)), None, None
     body = body_nodes[0]
     if body.getparent() is not root:
-        return list(root.iter(etree.Element))
+        return list(root.iter(etree.Element)), None, None
     els = [root]
+    parts = [np.full(1, -1, dtype=np.int64)]
+    body_at = 0
     for child in root:
+        at = len(els)
         if child is body:
+            body_at = at
             els += body_nodes
+            parents = page.body_parents + at
+            parents[0] = 0
         else:
-            els.extend(child.iter(etree.Element))
-    return els
+            sub = list(child.iter(etree.Element))
+            els += sub
+            local = dict(zip(sub, range(at, at + len(sub))))
+            local[root] = 0
+            parents = np.fromiter(map(local.__getitem__, map(_GETPARENT, sub)), np.int64, len(sub))
+        parts.append(parents)
+    return els, np.concatenate(parts), page.owner_nodes + body_at
 
 
 class DomTable:
@@ -137,7 +151,7 @@ class DomTable:
 
     * ``elements``: list of E lxml elements; ``tags``: list of E tag names (built on
       first access);
-    * ``index``: dict element → index;
+    * ``index``: dict element → index (built on first access);
     * ``parent``: int64 ``(E,)``, index of the parent (-1 for the root);
     * ``n_children``: int64 ``(E,)``, number of element children;
     * ``end``: int64 ``(E,)``, one past the last descendant (``T_u = [u, end[u])``);
@@ -162,17 +176,21 @@ class DomTable:
     """
 
     def __init__(self, page: Page) -> None:
-        self.elements = els = _elements(page)
+        els, parent, owner = _elements(page)
+        self.elements = els
         n = len(els)
-        self.index = index = dict(zip(els, range(n)))
-        # Parents by lxml (in C), the element children counts from them (comments and
-        # processing instructions are no elements), the subtree ends by prefix sums.
-        self.parent = parent = np.full(n, -1, dtype=np.int64)
-        parent[1:] = np.fromiter(map(index.__getitem__, map(_GETPARENT, els[1:])), np.int64, n - 1 if n else 0)
+        if parent is None or owner is None:
+            # Parents by lxml (in C); the page model's walk gives them for <body>.
+            index = self.index
+            parent = np.full(n, -1, dtype=np.int64)
+            parent[1:] = np.fromiter(map(index.__getitem__, map(_GETPARENT, els[1:])), np.int64, n - 1 if n else 0)
+            owner = np.fromiter(map(index.__getitem__, page.owners), np.int64, len(page))
+        # The element children counts from the parents (comments and processing
+        # instructions are no elements), the subtree ends by prefix sums.
+        self.parent = parent
         self.n_children = np.bincount(parent[1:], minlength=n)
         self.end = preorder_ends(self.n_children)
-        n_text = len(page)
-        self.owner = np.fromiter(map(index.__getitem__, page.owners), np.int64, n_text)
+        self.owner = owner
         self._char_counts = page.char_counts.astype(np.float64)
         self.link_chars = self.subtree_sum(
             np.bincount(self.owner, weights=self._char_counts * page.in_link, minlength=n)
@@ -180,6 +198,11 @@ class DomTable:
 
     def __len__(self) -> int:
         return len(self.elements)
+
+    @cached_property
+    def index(self) -> dict:
+        """Element → its index (built on first access)."""
+        return dict(zip(self.elements, range(len(self.elements))))
 
     @cached_property
     def chars(self) -> np.ndarray:

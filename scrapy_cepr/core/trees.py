@@ -196,13 +196,23 @@ class TreeEnsemble:
         # Row r's feature f sits at flat position r * num_features + f.
         flat = np.ascontiguousarray(X).ravel()
         offsets = np.repeat(np.arange(n, dtype=np.intp) * self.num_features, self.num_trees)
-        idx = np.tile(self._roots, n)
         feature, threshold, right = self._feature, self._threshold, self._right
+        roots = self._roots
         if not has_nan and not self._has_zero:
-            for _ in range(self.max_depth):
+            levels = self.max_depth
+            if levels:
+                # The first level is the same node (a root) for every row: its decisions
+                # are one (rows, trees) comparison, without gathering node by node.
+                go_left = X[:, feature.take(roots)] <= threshold.take(roots)
+                idx = (right.take(roots) - go_left).ravel()
+                levels -= 1
+            else:
+                idx = np.tile(roots, n)
+            for _ in range(levels):
                 x = flat.take(offsets + feature.take(idx))
                 idx = right.take(idx) - (x <= threshold.take(idx))  # left = right - 1
         else:
+            idx = np.tile(roots, n)
             for _ in range(self.max_depth):
                 x = flat.take(offsets + feature.take(idx))
                 with np.errstate(invalid="ignore"):
