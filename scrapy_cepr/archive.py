@@ -480,6 +480,19 @@ class UnbufferedFileFeedStorage(FileFeedStorage):
         path.parent.mkdir(parents=True, exist_ok=True)
         return path.open(self.write_mode, buffering=0)
 
+#: Scrapy's downloader middlewares that act only on a request sent over the network or on
+#: its raw transfer: credentials, timeouts, request headers, retries of a failed fetch,
+#: proxies, decompression (the archived body is already decoded, its encoding headers
+#: removed), and the offsite check of the request URL (a ``warc:`` URL has no host). A
+#: ``warc:`` request is never sent, so they do nothing for it but cost the crawler CPU on
+#: every record (~0.1 ms together); the archive settings disable them. A retried archive
+#: response would be the same record again. ``DownloaderStats`` and a project's own
+#: middlewares stay.
+_NETWORK_ONLY_MIDDLEWARES = tuple(f"scrapy.downloadermiddlewares.{name}" for name in (
+    "offsite.OffsiteMiddleware", "httpauth.HttpAuthMiddleware", "downloadtimeout.DownloadTimeoutMiddleware",
+    "defaultheaders.DefaultHeadersMiddleware", "useragent.UserAgentMiddleware", "retry.RetryMiddleware",
+    "httpcompression.HttpCompressionMiddleware", "httpproxy.HttpProxyMiddleware"))
+
 #: Settings of an archive crawl (:attr:`ArchiveSpider.custom_settings`): the ``warc:``
 #: download handler; no robots.txt, cookies, redirects, cache, delays or page count limit
 #: (nothing is fetched); in-memory request queues even with ``JOBDIR`` (the archive and
@@ -501,6 +514,7 @@ ARCHIVE_SETTINGS: dict[str, Any] = {
     "SCHEDULER_DISK_QUEUE": "scrapy.squeues.FifoMemoryQueue",
     "SCHEDULER_START_DISK_QUEUE": "scrapy.squeues.FifoMemoryQueue",
     "FEED_STORAGES": {"": _LINE_STORAGE, "file": _LINE_STORAGE},
+    "DOWNLOADER_MIDDLEWARES": dict.fromkeys(_NETWORK_ONLY_MIDDLEWARES),
 }
 
 
