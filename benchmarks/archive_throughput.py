@@ -113,6 +113,8 @@ def run_crawl(path: Path, executor: str, workdir: Path) -> dict:
     start = time.perf_counter()
     rss_crawler = rss_workers = cpu_crawler = 0.0
     usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    samples: list[tuple[float, int, float, float]] = []  # (seconds, items exported, CPU crawler, CPU workers)
+    exported, read_to = 0, 0
     with log.open("w") as err:
         proc = subprocess.Popen(cmd, cwd=ROOT / "example_project", env=env, stderr=err, stdout=subprocess.DEVNULL)
         crawler = psutil.Process(proc.pid)
@@ -121,7 +123,16 @@ def run_crawl(path: Path, executor: str, workdir: Path) -> dict:
                 rss_crawler = max(rss_crawler, crawler.memory_info().rss / MB)
                 times = crawler.cpu_times()
                 cpu_crawler = times.user + times.system
-                rss_workers = max(rss_workers, sum(c.memory_info().rss for c in crawler.children(recursive=True)) / MB)
+                workers = crawler.children(recursive=True)
+                rss_workers = max(rss_workers, sum(c.memory_info().rss for c in workers) / MB)
+                cpu_workers = sum(sum(c.cpu_times()[:2]) for c in workers)
+                if out.exists():  # count the new lines only
+                    with out.open("rb") as fh:
+                        fh.seek(read_to)
+                        data = fh.read()
+                    exported += data.count(b"\n")
+                    read_to += len(data)
+                samples.append((time.perf_counter() - start, exported, cpu_crawler, cpu_workers))
             except psutil.Error:
                 pass
             time.sleep(0.1)
@@ -136,13 +147,28 @@ def run_crawl(path: Path, executor: str, workdir: Path) -> dict:
     elapsed = float(match.group(1)) if match else wall
     skipped = {m.group(1): int(m.group(2)) for m in re.finditer(r"'cepr/archive/skipped/(\w+)': (\d+)", text)}
     method = re.search(r"CEPR: method (\S+)", text)
-    return {"executor": executor, "file": path.name, "items": items, "wall_s": wall, "elapsed_s": elapsed,
+    steady = _steady(samples, items)
+    return {"executor": executor, "file": path.name, "items": items, "wall_s": wall, "elapsed_s": elapsed, **steady,
             "items_per_s_wall": items / wall, "items_per_s_elapsed": items / elapsed,
             "cpu_crawler_s": cpu_crawler, "cpu_total_s": cpu_total,
             "cpu_crawler_ms": 1000 * cpu_crawler / items, "cpu_workers_ms": 1000 * (cpu_total - cpu_crawler) / items,
             "cpu_total_ms": 1000 * cpu_total / items, "method": method.group(1) if method else None,
             "rss_crawler_mb": rss_crawler, "rss_workers_mb": rss_workers, "skipped": skipped,
             "load_before": load_before, "load_after": os.getloadavg()[0]}
+
+
+def _steady(samples: list[tuple[float, int, float, float]], items: int) -> dict:
+    """The steady state: from the sample where 10 % of the items were exported to the
+    last sample with workers alive (start-up, worker warm-up and the inline phase left
+    out), CPU ms per exported item of the crawler and of the workers, and items/s."""
+    first = next((s for s in samples if s[1] >= items // 10), None)
+    last = max((s for s in samples if s[3] > 0), key=lambda s: s[1], default=None)
+    if first is None or last is None or last[1] <= first[1]:
+        return {}
+    n = last[1] - first[1]
+    return {"steady_items": n, "steady_items_per_s": n / (last[0] - first[0]),
+            "steady_cpu_crawler_ms": 1000 * (last[2] - first[2]) / n,
+            "steady_cpu_workers_ms": 1000 * (last[3] - first[3]) / n}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +227,13 @@ def main(argv: list[str] | None = None) -> int:
               f"| {r['items_per_s_wall'] / loop_rate:.2f} | {r['cpu_crawler_ms']:.2f} / {r['cpu_workers_ms']:.2f} / "
               f"{r['cpu_total_ms']:.2f} | {ratio:.2f} | {bound:.2f} | {r['rss_crawler_mb']:.0f} "
               f"| {r['rss_workers_mb']:.0f} | {r['load_before']:.1f}→{r['load_after']:.1f} |")
+    for r in results["crawls"]:
+        if "steady_items" in r:
+            total = r["steady_cpu_crawler_ms"] + r["steady_cpu_workers_ms"]
+            print(f"steady state, {r['executor']} {r['file']} ({r['steady_items']} items after the first 10 %): "
+                  f"CPU ms/record crawler {r['steady_cpu_crawler_ms']:.2f} + workers {r['steady_cpu_workers_ms']:.2f} "
+                  f"= {total:.2f} ({total / loop_ms:.2f} x the loop; bound {(os.cpu_count() or 1) * loop_ms / total:.2f}), "
+                  f"{r['steady_items_per_s']:.1f} items/s")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

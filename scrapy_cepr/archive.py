@@ -70,10 +70,15 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 try:
     from warcio.archiveiterator import ArchiveIterator
-    from warcio.bufferedreaders import ChunkedDataReader
+    from warcio.bufferedreaders import BufferedReader, ChunkedDataReader
     from warcio.exceptions import ArchiveLoadFailed
 except ImportError as exc:  # the crawl stops at start, naming the extra
     raise ImportError(f'scrapy_cepr.archive needs warcio ({exc}): pip install "scrapy-cepr[warc]"') from exc
+
+try:  # ISA-L's inflate, 2.4x zlib's on the AEB WARC.gz (0.16 against 0.39 ms per record)
+    from isal import isal_zlib as _fast_zlib
+except ImportError:  # pragma: no cover - isal is in the [warc] extra; zlib then
+    _fast_zlib = None
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +92,7 @@ __all__ = [
     "UnbufferedFileFeedStorage",
     "ExportLedger",
     "expand_paths",
+    "fast_inflate",
     "iter_records",
     "record_response",
 ]
@@ -340,6 +346,7 @@ def iter_records(path: str, filters: ArchiveFilter | None = None, *, max_bytes: 
     seen = on_record or (lambda: None)
     for name, stream in _members(path):
         iterator = ArchiveIterator(stream)
+        fast_inflate(iterator.reader)
         try:
             for rec in iterator:
                 if rec.format != "warc" and not rec.format.startswith("warc"):
@@ -364,6 +371,25 @@ def iter_records(path: str, filters: ArchiveFilter | None = None, *, max_bytes: 
             logger.error("%s: archive unreadable after %d bytes (%s: %s); going on with the next file",
                          name, iterator.offset, type(exc).__name__, str(exc)[:200])
             count("truncated")
+
+
+def _fast_gzip() -> Any:
+    assert _fast_zlib is not None
+    return _fast_zlib.decompressobj(16 + _fast_zlib.MAX_WBITS)
+
+
+def fast_inflate(reader: Any) -> bool:
+    """Make warcio's reader of an archive file (``ArchiveIterator(…).reader``, before
+    its first read) inflate its gzip members with ISA-L (the ``isal`` package, in the
+    ``[warc]`` extra) instead of zlib: the same bytes, 2.4 times faster. Decompressing
+    is most of what reading a WARC.gz costs, and it runs in the crawler process, whose
+    CPU is shared with the extraction workers. Returns whether it did (False without
+    ``isal``, or for a reader that is not inflating gzip)."""
+    if _fast_zlib is None or not isinstance(reader, BufferedReader) or reader.decomp_type != "gzip":
+        return False
+    reader.DECOMPRESSORS = {**type(reader).DECOMPRESSORS, "gzip": _fast_gzip}
+    reader._init_decomp("gzip")  # the first member's decompressor, made in __init__
+    return True
 
 
 def _read_record(rec: Any, name: str, offset: int, filters: ArchiveFilter, max_bytes: int,

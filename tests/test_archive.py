@@ -323,3 +323,31 @@ def test_network_only_downloader_middlewares_leave_archive_records_alone(tmp_pat
     for name in ("offsite.OffsiteMiddleware", "retry.RetryMiddleware", "useragent.UserAgentMiddleware"):
         assert middlewares[f"scrapy.downloadermiddlewares.{name}"] is None
     assert middlewares["scrapy.downloadermiddlewares.stats.DownloaderStats"] is not None
+
+
+def test_gzip_members_are_inflated_with_isal_and_read_the_same(mixed: Path, tmp_path: Path, monkeypatch) -> None:
+    """The reader inflates a WARC.gz with ISA-L when ``isal`` is installed (the [warc]
+    extra): the same records as with zlib; an uncompressed WARC is still read."""
+    isal_zlib = pytest.importorskip("isal.isal_zlib")
+    import scrapy_cepr.archive as archive
+
+    made = []
+
+    class Counting:
+        MAX_WBITS = isal_zlib.MAX_WBITS
+
+        @staticmethod
+        def decompressobj(wbits: int):
+            made.append(wbits)
+            return isal_zlib.decompressobj(wbits)
+
+    monkeypatch.setattr(archive, "_fast_zlib", Counting)
+    fast, fast_skips = _read(mixed)
+    assert len(made) >= len(mixed_records())  # one decompressor per gzip member
+    monkeypatch.setattr(archive, "_fast_zlib", None)
+    slow, slow_skips = _read(mixed)
+    assert fast == slow and fast_skips == slow_skips and len(fast) == len(KEPT)
+    plain = tmp_path / "plain.warc"
+    write_warc(plain, mixed_records(), gzip_members=False)
+    monkeypatch.setattr(archive, "_fast_zlib", isal_zlib)
+    assert [r.url for r in _read(plain)[0]] == KEPT
