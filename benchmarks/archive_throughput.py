@@ -8,16 +8,26 @@ redirect and a PDF per copy round (counted, not exported), then reports:
 
 * **reader**: :func:`scrapy_cepr.archive.iter_records` alone over the whole file, records/s;
 * **extract loop**: a bare ``scrapy_cepr.extract()`` loop on one core over
-  ``--loop-copies`` rounds of the 181 pages (the same bytes and charset as the crawl),
-  pages/s;
+  ``--loop-copies`` rounds of the 181 pages, doing a process worker's work for an item
+  with the default settings (``DEFAULT_METHOD``: title, body, confidence, page-type
+  probabilities, then the page type) on the same bytes and charset as the crawl, the
+  records read and their charset found before the timing; pages/s and CPU ms per page
+  (and, beside it, the same loop reading the archive as it goes);
 * **crawl per executor** (``--executors``, default ``inline,thread,process``): the example
   project's ``scrapy crawl archivespider -o out.jsonl`` in a subprocess (this checkout
   first on ``PYTHONPATH``), items/s = exported items / wall seconds from the command's
   start to its exit (Scrapy's start-up included) and / Scrapy's ``elapsed_time_seconds``;
   ``inline`` and ``thread`` run over ``--small-copies`` rounds (they are the slow ones),
-  ``process`` over all ``--copies``;
+  ``process`` over all ``--copies``; the crawl's method (from its log) must be the loop's;
+* **CPU per record**, which the load of a shared machine changes far less than the wall
+  rates: the crawler process (psutil, every 0.1 s) and its workers (all children's CPU,
+  ``RUSAGE_CHILDREN``, less the crawler's), per exported item, from the command's start
+  to its exit; their sum over the loop's, and the bound it puts on the wall ratio with
+  the machine's cores all busy (cores × loop CPU / crawl CPU); and the same in the
+  **steady state** (from 10 % of the items exported to the last sample with workers
+  alive: start-up, warm-up and the inline phase left out);
 * **peak RSS**: of the crawler process and of the sum of its worker processes (psutil,
-  every 0.2 s), for the process crawl over the small file and over the whole file: a
+  every 0.1 s), for the process crawl over the small file and over the whole file: a
   leak would make the second grow;
 * the 1-minute load average before and after each run (the machine is shared).
 
