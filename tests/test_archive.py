@@ -318,8 +318,9 @@ def test_network_only_downloader_middlewares_leave_archive_records_alone(tmp_pat
         name = "allowed"
         allowed_domains = ["news.example.com"]
 
-    crawler = get_crawler(Allowed)
+    crawler = get_crawler(Allowed, {"DOWNLOADER_MIDDLEWARES": {"myproject.middlewares.Own": 543}})
     middlewares = crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES")
+    assert middlewares["myproject.middlewares.Own"] == 543  # the project's own stay
     for name in ("offsite.OffsiteMiddleware", "retry.RetryMiddleware", "useragent.UserAgentMiddleware"):
         assert middlewares[f"scrapy.downloadermiddlewares.{name}"] is None
     assert middlewares["scrapy.downloadermiddlewares.stats.DownloaderStats"] is not None
