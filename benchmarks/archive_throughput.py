@@ -35,7 +35,7 @@ Usage::
 
     CEPR_BENCHMARK_DIR=/path/to/article-extraction-benchmark \\
         python3 benchmarks/archive_throughput.py [--copies 111] [--small-copies 5] \\
-        [--loop-copies 5] [--executors inline,thread,process] [--json out.json]
+        [--loop-copies 5] [--executors inline,thread,process] [--json out.json] [--workdir DIR]
 
 ``--copies 111`` gives 20,091 HTML records. Needs warcio (the ``warc`` extra) and psutil
 (the ``bench`` extra). Prints a Markdown table.
@@ -188,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loop-copies", type=int, default=5, help="copies for the extract() loop (default 5)")
     parser.add_argument("--executors", default="inline,thread,process")
     parser.add_argument("--json", help="write all numbers to this file")
+    parser.add_argument("--workdir", help="write the WARCs and outputs here and keep them (a WARC already there is "
+                                          "read again; default: a temporary directory, removed)")
     args = parser.parse_args(argv)
     corpus_dir = os.environ.get("CEPR_BENCHMARK_DIR")
     if not corpus_dir:
@@ -195,11 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     pages = corpus_pages(corpus_dir)
     results: dict = {"cores": os.cpu_count(), "pages": len(pages)}
     with tempfile.TemporaryDirectory(prefix="cepr-archive-") as tmp:
-        work = Path(tmp)
-        big, small, loop = work / "aeb-big.warc.gz", work / "aeb-small.warc.gz", work / "aeb-loop.warc.gz"
-        results["records_big"] = write_pages_warc(big, pages, copies=args.copies)
-        results["records_small"] = write_pages_warc(small, pages, copies=args.small_copies)
-        write_pages_warc(loop, pages, copies=args.loop_copies, extras=False)
+        work = Path(args.workdir or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        big, small, loop = (work / f"aeb-big-{args.copies}.warc.gz", work / f"aeb-small-{args.small_copies}.warc.gz",
+                            work / f"aeb-loop-{args.loop_copies}.warc.gz")
+        for path, copies, extras in ((big, args.copies, True), (small, args.small_copies, True),
+                                     (loop, args.loop_copies, False)):
+            if not path.exists():  # kept in --workdir for the next run
+                write_pages_warc(path, pages, copies=copies, extras=extras)
+        results["records_big"], results["records_small"] = len(pages) * args.copies, len(pages) * args.small_copies
         results["warc_mb"] = big.stat().st_size / MB
         results["reader"] = bench_reader(big)
         print(f"reader: {results['reader']['records_per_s']:.0f} records/s over {results['reader']['records']}",
