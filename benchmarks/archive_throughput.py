@@ -124,6 +124,7 @@ def run_crawl(path: Path, executor: str, workdir: Path) -> dict:
     rss_crawler = rss_workers = cpu_crawler = 0.0
     usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     samples: list[tuple[float, int, float, float]] = []  # (seconds, items exported, CPU crawler, CPU workers)
+    out.unlink(missing_ok=True)  # an earlier run's feed (--workdir) is not this run's items
     exported, read_to = 0, 0
     with log.open("w") as err:
         proc = subprocess.Popen(cmd, cwd=ROOT / "example_project", env=env, stderr=err, stdout=subprocess.DEVNULL)
