@@ -345,6 +345,45 @@ WCXB_ENV = "CEPR_WCXB_DIR"
 PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 
 
+
+#: HTML5's sectioning and grouping elements and what :func:`plain_page` makes of them.
+PLAIN_PAGE_RENAMES = {"article": "div", "main": "div", "section": "div", "nav": "div", "aside": "div",
+                      "header": "div", "footer": "div", "figure": "div", "figcaption": "div", "time": "span"}
+_MICRODATA = ("itemscope", "itemtype", "itemprop")
+
+
+def plain_page(html: str | bytes) -> str:
+    """*html* as a page of an older template that declares nothing about itself: a
+    robustness probe for extractors and page-type models tuned on recent pages.
+
+    Removed: JSON-LD ``<script>`` blocks, every ``<meta>`` but ``charset`` and
+    ``http-equiv`` ones, and the microdata attributes (``itemscope``, ``itemtype``,
+    ``itemprop``). Renamed (:data:`PLAIN_PAGE_RENAMES`): ``article``, ``main``, ``section``,
+    ``nav``, ``aside``, ``header``, ``footer``, ``figure`` and ``figcaption`` become
+    ``div``, ``time`` becomes ``span``; their text stays where it was. Bytes are decoded as
+    :func:`scrapy_cepr.core.page.decode_html` does. Returns the serialised document (str).
+
+    >>> plain_page('<html><head><meta property="og:type" content="article"></head><body>'
+    ...            '<article itemscope><p>Text <time>today</time></p></article></body></html>')
+    '<html><head></head><body><div><p>Text <span>today</span></p></div></body></html>'
+    """
+    from lxml import html as lxml_html
+
+    from .core.page import decode_html
+
+    root = lxml_html.fromstring(decode_html(html).encode("utf-8"), parser=lxml_html.HTMLParser(encoding="utf-8"))
+    for el in root.xpath('//script[@type="application/ld+json"] | //meta[not(@charset) and not(@http-equiv)]'):
+        el.getparent().remove(el)
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        for name in _MICRODATA:
+            el.attrib.pop(name, None)
+        if el.tag in PLAIN_PAGE_RENAMES:
+            el.tag = PLAIN_PAGE_RENAMES[el.tag]
+    return lxml_html.tostring(root, encoding="unicode")
+
+
 @dataclass(frozen=True)
 class WcxbSample(Sample):
     """One WCXB page: a :class:`Sample` (``gold_body`` is ``ground_truth.main_content``)

@@ -293,3 +293,62 @@ def test_archivespider_needs_no_scrapy_redis(mixed: Path, tmp_path: Path) -> Non
                           timeout=180)
     assert "scrapy_redis" not in done.stderr and "scrapy-redis" not in done.stderr, done.stderr[-3000:]
     assert len(out.read_text().splitlines()) == 4
+
+
+def test_network_only_downloader_middlewares_leave_archive_records_alone(tmp_path: Path) -> None:
+    """A 503 record kept by ``status`` is served once (RetryMiddleware would serve it three
+    times: a retried archive response is the same record again), and a spider with
+    ``allowed_domains`` still gets its records (the downloader OffsiteMiddleware filtered
+    every ``warc:`` request: its URL has no host)."""
+    path = tmp_path / "503.warc.gz"
+    write_warc(path, [response("https://news.example.com/busy", article(1), status="503 Service Unavailable"),
+                      response("https://news.example.com/ok", article(2))])
+    out = tmp_path / "out.jsonl"
+    done = _crawl("-a", f"paths={path}", "-a", "status=200,503", "-O", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(json.loads(line)["url"] for line in out.read_text().splitlines()) == [
+        "https://news.example.com/busy", "https://news.example.com/ok"]
+    assert _stat(done.stderr, "downloader/request_count") == 2
+    assert _stat(done.stderr, "retry/count") == 0
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_cepr.archive import ArchiveSpider
+
+    class Allowed(ArchiveSpider):
+        name = "allowed"
+        allowed_domains = ["news.example.com"]
+
+    crawler = get_crawler(Allowed, {"DOWNLOADER_MIDDLEWARES": {"myproject.middlewares.Own": 543}})
+    middlewares = crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES")
+    assert middlewares["myproject.middlewares.Own"] == 543  # the project's own stay
+    for name in ("offsite.OffsiteMiddleware", "retry.RetryMiddleware", "useragent.UserAgentMiddleware"):
+        assert middlewares[f"scrapy.downloadermiddlewares.{name}"] is None
+    assert middlewares["scrapy.downloadermiddlewares.stats.DownloaderStats"] is not None
+
+
+def test_gzip_members_are_inflated_with_isal_and_read_the_same(mixed: Path, tmp_path: Path, monkeypatch) -> None:
+    """The reader inflates a WARC.gz with ISA-L when ``isal`` is installed (the [warc]
+    extra): the same records as with zlib; an uncompressed WARC is still read."""
+    isal_zlib = pytest.importorskip("isal.isal_zlib")
+    import scrapy_cepr.archive as archive
+
+    made = []
+
+    class Counting:
+        MAX_WBITS = isal_zlib.MAX_WBITS
+
+        @staticmethod
+        def decompressobj(wbits: int):
+            made.append(wbits)
+            return isal_zlib.decompressobj(wbits)
+
+    monkeypatch.setattr(archive, "_fast_zlib", Counting)
+    fast, fast_skips = _read(mixed)
+    assert len(made) >= len(mixed_records())  # one decompressor per gzip member
+    monkeypatch.setattr(archive, "_fast_zlib", None)
+    slow, slow_skips = _read(mixed)
+    assert fast == slow and fast_skips == slow_skips and len(fast) == len(KEPT)
+    plain = tmp_path / "plain.warc"
+    write_warc(plain, mixed_records(), gzip_members=False)
+    monkeypatch.setattr(archive, "_fast_zlib", isal_zlib)
+    assert [r.url for r in _read(plain)[0]] == KEPT

@@ -228,3 +228,45 @@ def test_chunked_prediction_equals_one_call(monkeypatch):
     monkeypatch.setattr(typed, "PREDICT_CELLS", 3 * model.num_trees)  # chunks of 3 rows
     np.testing.assert_allclose(typed.predict_blocks(model, x, proba), whole, rtol=1e-12, atol=1e-15)
 
+
+# A news page with a hidden schema.org copy of its story (display:none, microdata): the
+# copy is data for machines, never shown; without the page model's drop_hidden_microdata
+# both methods kept the story twice, with the keywords and the publisher's name.
+_HIDDEN_COPY_STORY = [
+    "The county council has approved a new timetable for the coastal bus route after a six-month trial that doubled the number of passengers.",
+    "From next month buses will run every twenty minutes between the harbour and the railway station, and the last service will leave at midnight on Fridays and Saturdays.",
+    "Councillor Maria Evans said the trial had shown that people would leave their cars at home when the service was frequent and reliable enough to plan a day around.",
+    "The operator will add three electric buses to the fleet, paid for by a national grant, and the old diesel vehicles will move to the rural routes inland.",
+    "Residents of the hill villages asked for the same frequency on their routes; the council said it would look at their request when the budget is set in the spring.",
+]
+_HIDDEN_COPY_PARAS = "".join(f"<p>{p}</p>" for p in _HIDDEN_COPY_STORY)
+HIDDEN_COPY_PAGE = f"""<html><head><title>Coastal bus route to run every twenty minutes - Bay Courier</title></head><body>
+<div class="top"><a href="/">Bay Courier</a> <a href="/news">News</a> <a href="/sport">Sport</a> <a href="/weather">Weather</a></div>
+<div class="story"><h1>Coastal bus route to run every twenty minutes</h1><p class="by">By Tom Reid, 3 March 2019</p>{_HIDDEN_COPY_PARAS}</div>
+<div style="display:none" itemscope itemtype="http://schema.org/NewsArticle">
+<div itemprop="headline">Coastal bus route to run every twenty minutes</div>
+<div itemprop="keywords">buses, transport, council, coast</div>
+<div itemprop="datePublished">2019-03-03T09:00:00+00:00</div>
+<div itemprop="publisher" itemscope itemtype="http://schema.org/Organization"><div itemprop="name">BayCourier</div></div>
+<div itemprop="articleBody">{' '.join(_HIDDEN_COPY_STORY)}</div>
+</div>
+<div class="foot">Copyright Bay Courier 2019. <a href="/about">About us</a> <a href="/contact">Contact</a></div>
+</body></html>"""
+
+
+@pytest.mark.parametrize("method", ["cepr-typed", "cepr-article"])
+def test_a_hidden_microdata_copy_of_the_story_is_not_in_the_body(method):
+    got = extract(HIDDEN_COPY_PAGE, url="https://news.example/2019/03/03/coastal-buses", method=method)
+    assert got.body.count("after a six-month trial") == 1
+    assert "BayCourier" not in got.body and "buses, transport" not in got.body
+    assert got.body.splitlines()[-1].startswith("Residents of the hill villages")
+
+
+def test_hidden_content_without_microdata_stays():
+    # The rest of a story hidden until a "read more" button shows it is content.
+    more = ('<div style="display: none"><p>The new timetable will be reviewed after a year, and the council has '
+            'promised to publish the passenger numbers for every stop on its website each quarter.</p></div>')
+    page = HIDDEN_COPY_PAGE.replace("</p></div>\n<div style", "</p>" + more + "</div>\n<div style", 1)
+    assert more in page
+    got = extract(page, url="https://news.example/2019/03/03/coastal-buses", method="cepr-article")
+    assert "passenger numbers for every stop" in got.body

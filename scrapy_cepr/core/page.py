@@ -464,8 +464,58 @@ def _clean(text: str | None) -> str | None:
 def _parse(data: bytes, json_ld: list[str] | None = None) -> etree._Element | None:
     """Parse UTF-8 *data* into a repaired tree without :data:`REMOVED_TAGS`
     (:mod:`.parse`) and :data:`NOT_RENDERED_TAGS`; None if empty. *json_ld* receives the
-    page's JSON-LD blocks (:func:`~scrapy_cepr.core.parse.parse_html`)."""
-    return parse_html(data, json_ld=json_ld, also_removed=NOT_RENDERED_TAGS)
+    page's JSON-LD blocks (:func:`~scrapy_cepr.core.parse.parse_html`). Hidden
+    microdata copies are removed too (:func:`drop_hidden_microdata`)."""
+    root = parse_html(data, json_ld=json_ld, also_removed=NOT_RENDERED_TAGS)
+    if root is not None and b"itemprop" in data:
+        drop_hidden_microdata(root)
+    return root
+
+
+# An inline style that hides the element: display none or visibility hidden (CSS 2.1
+# §9.2.4, §11.2), as a whole declaration.
+_HIDDEN_STYLE_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!\s*important\s*)?(?:;|$)",
+                              re.IGNORECASE)
+
+
+def drop_hidden_microdata(root: etree._Element) -> int:
+    """Remove from *root* the elements that a browser does not render and that hold
+    schema.org microdata: a machine-readable copy of the page's data (an article's
+    headline, dates, publisher and often its whole text again), never shown to a reader.
+
+    Not rendered: the ``hidden`` attribute (HTML, "The hidden attribute") or an inline
+    ``display: none`` / ``visibility: hidden``. Holding microdata: ``itemscope`` or
+    ``itemprop`` on the element or inside it. Other hidden elements stay: tabs,
+    accordions and "read more" text are hidden until a script shows them, and they are
+    content. The removed element's tail text stays. Returns how many were removed.
+
+    >>> root = etree.fromstring('<body><p>Story.</p><div style="display: none" itemscope="">'
+    ...     '<div itemprop="articleBody">Story.</div></div>After.<div hidden="">Tab.</div></body>')
+    >>> drop_hidden_microdata(root), etree.tostring(root)
+    (1, b'<body><p>Story.</p>After.<div hidden="">Tab.</div></body>')
+    """
+    found = []
+    for el in root.iterfind(".//*[@hidden]"):
+        found.append(el)
+    for el in root.iterfind(".//*[@style]"):
+        if _HIDDEN_STYLE_RE.search(el.get("style") or ""):
+            found.append(el)
+    removed = 0
+    for el in found:
+        parent = el.getparent()
+        if parent is None or el.tag in ("html", "body", "head"):
+            continue
+        if el.get("itemscope") is None and el.get("itemprop") is None and el.find(".//*[@itemprop]") is None:
+            continue
+        if el.tail:
+            prev = el.getprevious()
+            if prev is not None:
+                prev.tail = (prev.tail or "") + el.tail
+            else:
+                parent.text = (parent.text or "") + el.tail
+        parent.remove(el)
+        removed += 1
+    return removed
 
 
 _ITEMTYPE = b"itemtype"

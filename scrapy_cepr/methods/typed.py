@@ -103,8 +103,9 @@ class TypedParams:
         below ``article_confidence`` (assembled as the other types), blocks after the
         article subtree (comments, teasers) are kept only with ``p ≥`` this.
     :param headline: on a page whose most probable type is ``article``, keep the
-        headline's heading (the title's text node) in the body; False (default): it is the
-        ``title`` and is not repeated in the body, as in CEPR-Article (step 4).
+        headline's heading (the title's text node) in the body, whatever the classifier
+        gives it; False (default): it is the ``title`` and is not repeated in the body, as
+        in CEPR-Article (step 4).
     :param page_type: None (the page-type classifier decides) or one of the 7 types,
         forced.
     :raises ValueError: naming the parameter and its allowed range.
@@ -313,6 +314,8 @@ def run(page: Page, params: TypedParams) -> Extraction:
         # story, assembled as an article, rather than an empty page.
         keep_blocks = assemble(p, feats.x, "article", regions, params)
     if ptype == "article":
+        if params.headline:  # the headline's heading in the body, whatever its probability
+            keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
         keep_blocks &= ~story_chrome(page, p, feats, regions, state.headline, assembly, params)
     keep = np.repeat(keep_blocks, feats.ends - feats.starts)
     result = text_node_extraction(

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Robustness to older templates: the corpus pages as *plain pages*, F1 beside the pages
+as served, in one run.
+
+Pages of the 2000s and 2010s, and many templates since, declare nothing about themselves
+and predate HTML5's sectioning elements. Our corpora are recent, so an extractor tuned on
+them may lean on what only modern templates carry. This script rewrites every page of
+the article-extraction-benchmark (and, with ``--wcxb``, of WCXB dev) as such a page and
+scores it again (:func:`scrapy_cepr.evaluation.plain_page`):
+
+* declarations removed: JSON-LD ``<script>``, every ``<meta>`` but the charset ones, the
+  microdata attributes (``itemscope``, ``itemtype``, ``itemprop``);
+* HTML5's sectioning and grouping elements renamed: ``article``, ``main``, ``section``,
+  ``nav``, ``aside``, ``header``, ``footer``, ``figure``, ``figcaption`` become ``div``,
+  ``time`` becomes ``span`` (their text stays where it was);
+* no URL given to the extractor.
+
+For each method: F1 as served (with the URL), F1 as a plain page, and for ``cepr-typed``
+the page types it gives to the plain pages. AEB is scored with the benchmark's shingle
+F1, WCXB with its word F1 (all pages and articles). Nothing is written; the pages are
+read in place.
+
+    CEPR_BENCHMARK_DIR=… PYTHONPATH=$PWD python benchmarks/plain_pages.py \\
+        [--methods cepr-typed,cepr-article] [--wcxb $CEPR_WCXB_DIR] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter, defaultdict
+
+from scrapy_cepr import extract
+from scrapy_cepr.evaluation import (
+    CORPUS_ENV,
+    benchmark_counts,
+    benchmark_summary,
+    load_corpus,
+    load_wcxb,
+    plain_page,
+    word_f1,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", default=os.environ.get(CORPUS_ENV), help=f"AEB directory (default ${CORPUS_ENV})")
+    parser.add_argument("--wcxb", help="also WCXB dev pages (directory)")
+    parser.add_argument("--methods", default="cepr-typed,cepr-article")
+    parser.add_argument("--limit", type=int, default=0, help="first N pages of each corpus")
+    args = parser.parse_args(argv)
+    if not args.corpus:
+        parser.error(f"no corpus: set {CORPUS_ENV} or pass --corpus")
+    methods = args.methods.split(",")
+
+    counts: dict[tuple[str, str], list] = defaultdict(list)
+    types: Counter[str] = Counter()
+    for n, s in enumerate(load_corpus(args.corpus)):
+        if args.limit and n >= args.limit:
+            break
+        plain = plain_page(s.html)
+        for m in methods:
+            counts[(m, "served")].append(benchmark_counts(extract(s.html, url=s.url, method=m).body, s.gold_body))
+            got = extract(plain, method=m)
+            counts[(m, "plain")].append(benchmark_counts(got.body, s.gold_body))
+            if m == "cepr-typed":
+                types[got.page_type or "none"] += 1
+    print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1)")
+    print("| method | as served | as plain pages |\n|---|---|---|")
+    for m in methods:
+        print(f"| {m} | {benchmark_summary(counts[(m, 'served')])['f1']:.4f} | {benchmark_summary(counts[(m, 'plain')])['f1']:.4f} |")
+    if types:
+        print(f"cepr-typed's page types of the plain AEB pages: {dict(types.most_common())}")
+
+    if args.wcxb:
+        f1: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+        for n, w in enumerate(load_wcxb(args.wcxb)):
+            if args.limit and n >= args.limit:
+                break
+            plain = plain_page(w.html)
+            for m in methods:
+                for how, html, url in (("served", w.html, w.url), ("plain", plain, None)):
+                    score = word_f1(extract(html, url=url, method=m).body, w.gold_body)[2]
+                    f1[(m, how, "all")].append(score)
+                    if w.page_type == "article":
+                        f1[(m, how, "article")].append(score)
+        print(f"\nWCXB dev, {len(f1[(methods[0], 'served', 'all')])} pages (word F1)")
+        print("| method | all, as served | all, plain | articles, as served | articles, plain |\n|---|---|---|---|---|")
+        for m in methods:
+            cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in ("served", "plain"))]
+            print(f"| {m} | " + " | ".join(f"{c:.4f}" for c in cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
