@@ -33,7 +33,7 @@ from lxml import etree
 from w3lib.encoding import html_to_unicode
 
 from .errors import NotHTMLError
-from .parse import REMOVED_TAGS, encode_source, parse_html
+from .parse import REMOVED_TAGS, encode_source, parse_html, remove_keeping_tail
 from .text import CONTROL_RE, has_controls
 
 __all__ = ["BLOCK_TAGS", "NOT_RENDERED_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "sniff_not_html"]
@@ -507,13 +507,7 @@ def drop_hidden_microdata(root: etree._Element) -> int:
             continue
         if el.get("itemscope") is None and el.get("itemprop") is None and el.find(".//*[@itemprop]") is None:
             continue
-        if el.tail:
-            prev = el.getprevious()
-            if prev is not None:
-                prev.tail = (prev.tail or "") + el.tail
-            else:
-                parent.text = (parent.text or "") + el.tail
-        parent.remove(el)
+        remove_keeping_tail(el)
         removed += 1
     return removed
 

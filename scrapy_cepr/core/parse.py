@@ -83,6 +83,7 @@ __all__ = [
     "markup_bounds",
     "noscript_fallback",
     "parse_html",
+    "remove_keeping_tail",
     "repair_layout",
 ]
 
@@ -374,6 +375,28 @@ def repair_layout(root: etree._Element) -> bool:
     body.tail = None
     # Tags that a browser ignores inside the body: their content stays in place.
     etree.strip_tags(body, "html", "head", "body")
+    return True
+
+
+def remove_keeping_tail(el: etree._Element) -> bool:
+    """Remove *el* and its subtree from its parent, keeping its tail (the text that
+    follows it belongs to the parent). False, and nothing done, for an element without a
+    parent.
+
+    >>> root = etree.fromstring("<p>a<b>x</b>tail<i>y</i></p>")
+    >>> remove_keeping_tail(root.find("b")), etree.tostring(root)
+    (True, b'<p>atail<i>y</i></p>')
+    """
+    parent = el.getparent()
+    if parent is None:
+        return False
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
     return True
 
 

@@ -89,6 +89,7 @@ from lxml import html as lxml_html
 from ..core.formats import base_url, image_url, make_xml_safe, safe_url
 from ..core.page import Page
 from ..core.params import check_choice, check_real
+from ..core.parse import remove_keeping_tail
 from ..core.region import DomTable
 from ..core.result import Extraction, text_node_extraction
 from ..core.text import CJK_RE
@@ -605,20 +606,5 @@ def _styled_copy(layout: Layout, root: int, base: str | None) -> str:
     for el in drop:
         if el is copy:
             return ""
-        _remove_keeping_tail(el)
+        remove_keeping_tail(el)
     return lxml_html.tostring(copy, encoding="unicode", with_tail=False)
-
-
-def _remove_keeping_tail(el: Any) -> None:
-    """Remove *el* and its subtree, keeping its tail (text that follows it belongs to
-    the parent)."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    if el.tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + el.tail
-        else:
-            parent.text = (parent.text or "") + el.tail
-    parent.remove(el)
