@@ -476,6 +476,8 @@ def _parse(data: bytes, json_ld: list[str] | None = None) -> etree._Element | No
 # §9.2.4, §11.2), as a whole declaration.
 _HIDDEN_STYLE_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!\s*important\s*)?(?:;|$)",
                               re.IGNORECASE)
+# The elements below the root with a ``hidden`` or ``style`` attribute, in document order.
+_HIDDEN_OR_STYLED = etree.XPath("descendant::*[@hidden or @style]")
 
 
 def drop_hidden_microdata(root: etree._Element) -> int:
@@ -494,22 +496,19 @@ def drop_hidden_microdata(root: etree._Element) -> int:
     >>> drop_hidden_microdata(root), etree.tostring(root)
     (1, b'<body><p>Story.</p>After.<div hidden="">Tab.</div></body>')
     """
-    found = []
-    for el in root.iterfind(".//*[@hidden]"):
-        found.append(el)
-    for el in root.iterfind(".//*[@style]"):
-        if _HIDDEN_STYLE_RE.search(el.get("style") or ""):
-            found.append(el)
     removed = 0
-    for el in found:
-        parent = el.getparent()
-        if parent is None or el.tag in ("html", "body", "head"):
+    for el in _HIDDEN_OR_STYLED(root):  # one pass over the tree, in libxml2
+        if el.get("hidden") is None and not _HIDDEN_STYLE_RE.search(el.get("style") or ""):
             continue
-        if el.get("itemscope") is None and el.get("itemprop") is None and el.find(".//*[@itemprop]") is None:
+        if el.tag in ("html", "body", "head") or not _holds_microdata(el):
             continue
-        remove_keeping_tail(el)
-        removed += 1
+        removed += remove_keeping_tail(el)
     return removed
+
+
+def _holds_microdata(el: etree._Element) -> bool:
+    """Whether *el* or an element inside it has ``itemscope`` or ``itemprop``."""
+    return el.get("itemscope") is not None or el.get("itemprop") is not None or el.find(".//*[@itemprop]") is not None
 
 
 _ITEMTYPE = b"itemtype"
