@@ -94,3 +94,38 @@ def test_the_page_type_is_computed_once_per_page(monkeypatch, method):
     assert result.page_type == "article" and "harbour wall" in result.body
     assert result.confidence is not None
     assert len(calls) == 1
+
+
+def _block_words_by_pattern(text: str) -> frozenset[str]:
+    """The plain version of ``comments._block_words``: the word pattern over the whole
+    lower-cased text, then the digit runs masked word by word."""
+    import re
+
+    from scrapy_cepr.core import comments
+    from scrapy_cepr.core.text import CJK_RE
+
+    text = text.lower()
+    pattern = comments.WORD_RE if CJK_RE.search(text) else re.compile(r"\w+")
+    return frozenset(re.sub(r"\d+", "0", w) for w in pattern.findall(text))
+
+
+@pytest.mark.parametrize("text", [
+    "", " ", "Posted 12:30, posted by Ann", "新闻 2024", "Café “Zoë” opens at 9:30 — 2nd floor",
+    "l’été, 2nd—floor_3 (x)", "snake_case __init__ a_1 _", "tab\tnew\nline\x0bvt\x1cfs\u00a0nbsp\u2009thin",
+    "Ünïcödé—dash…ellipsis«quote»·dot", "١٢٣ arabic digits ٤٥", "ﬁ ligature Ⅻ roman ²superscript",
+    "\ud800 lone surrogate \udfff", "mixed 漢字and english", "ÅNGSTRÖM IS UPPER",
+])
+def test_block_words_equal_the_word_pattern(text):
+    from scrapy_cepr.core import comments
+
+    assert comments._block_words(text) == _block_words_by_pattern(text)
+
+
+def test_block_words_equal_the_word_pattern_random():
+    from scrapy_cepr.core import comments
+
+    rng = np.random.default_rng(11)
+    alphabet = list("abcXYZ019_ -.,;:'\"!?()/\\\t\n") + list("éÉßœ’‘“”—–…«»·•€°²ⅫﬁÅ٣\u00a0\u2009\u200b\u0301") + ["漢", "字", "ㅎ", "カ"]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet, rng.integers(0, 30)))
+        assert comments._block_words(text) == _block_words_by_pattern(text), repr(text)

@@ -260,7 +260,7 @@ class Page:
         if new_line.size:
             new_line[1:] |= block_el[1:] != block_el[:-1]
             new_line[0] = True
-        blocks = np.cumsum(new_line, dtype=np.int64)
+        blocks = new_line.cumsum(dtype=np.int64)
         return cls(
             source=source,
             url=url,
@@ -442,7 +442,7 @@ def _heading_runs(level: np.ndarray, blocks: np.ndarray) -> list[tuple[int, int,
         return []
     start = inside.copy()
     start[1:] &= ~inside[:-1] | (blocks[1:] != blocks[:-1]) | (level[1:] != level[:-1])
-    firsts = np.flatnonzero(start).tolist()
+    firsts = start.nonzero()[0].tolist()
     runs = []
     for first in firsts:
         end = first + 1
@@ -529,7 +529,7 @@ def _itemtypes(data: bytes) -> tuple[str, ...]:
     item = arr[:size] == _ITEMTYPE[0]
     for k in (1, 2, 3):  # "item" (flatnonzero costs per hit: few are left)
         item &= arr[k:size + k] == _ITEMTYPE[k]
-    at = np.flatnonzero(item)
+    at = item.nonzero()[0]
     for k in (5, 6, 7):  # "item?ype"
         at = at[arr[at + k] == _ITEMTYPE[k]]
     fifth = arr[at + 4]
