@@ -129,3 +129,28 @@ def test_block_words_equal_the_word_pattern_random():
     for _ in range(2000):
         text = "".join(rng.choice(alphabet, rng.integers(0, 30)))
         assert comments._block_words(text) == _block_words_by_pattern(text), repr(text)
+
+
+def test_hidden_or_styled_equals_the_predicate_xpath():
+    """The attribute-step XPath finds the elements of ``descendant::*[@hidden or @style]``,
+    in the same (document) order, each once."""
+    from lxml import etree
+
+    plain = etree.XPath("descendant::*[@hidden or @style]")
+    rng = np.random.default_rng(3)
+    tags = ["div", "p", "span", "b", "li", "ul", "section"]
+    attrs = ['', ' hidden=""', ' style="display:none"', ' style="x" hidden', ' hidden style="y"', ' class="c"',
+             ' data-style="z"', ' HIDDEN', ' Style="a"']
+    for _ in range(300):
+        parts, stack = ["<html><body>"], []
+        for _ in range(rng.integers(0, 40)):
+            if stack and rng.random() < 0.4:
+                parts.append(f"</{stack.pop()}>t")
+            else:
+                tag = tags[rng.integers(len(tags))]
+                parts.append(f"<{tag}{attrs[rng.integers(len(attrs))]}>x")
+                stack.append(tag)
+        html = "".join(parts + [f"</{t}>" for t in reversed(stack)] + ["</body></html>"])
+        root = etree.fromstring(html, etree.HTMLParser())
+        found = page_module._hidden_or_styled(root)
+        assert len(found) == len(plain(root)) and all(a is b for a, b in zip(found, plain(root))), html

@@ -476,8 +476,10 @@ def _parse(data: bytes, json_ld: list[str] | None = None) -> etree._Element | No
 # §9.2.4, §11.2), as a whole declaration.
 _HIDDEN_STYLE_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!\s*important\s*)?(?:;|$)",
                               re.IGNORECASE)
-# The elements below the root with a ``hidden`` or ``style`` attribute, in document order.
-_HIDDEN_OR_STYLED = etree.XPath("descendant::*[@hidden or @style]")
+# The ``hidden`` and ``style`` attributes of the elements below the root, in document
+# order (an element's two attributes side by side). An attribute step is about three times
+# cheaper in libxml2 than ``descendant::*[@hidden or @style]`` (a predicate per element).
+_HIDDEN_OR_STYLE_ATTRS = etree.XPath("descendant::*/@hidden | descendant::*/@style")
 
 
 def drop_hidden_microdata(root: etree._Element) -> int:
@@ -497,13 +499,31 @@ def drop_hidden_microdata(root: etree._Element) -> int:
     (1, b'<body><p>Story.</p>After.<div hidden="">Tab.</div></body>')
     """
     removed = 0
-    for el in _HIDDEN_OR_STYLED(root):  # one pass over the tree, in libxml2
+    for el in _hidden_or_styled(root):
         if el.get("hidden") is None and not _HIDDEN_STYLE_RE.search(el.get("style") or ""):
             continue
         if el.tag in ("html", "body", "head") or not _holds_microdata(el):
             continue
         removed += remove_keeping_tail(el)
     return removed
+
+
+def _hidden_or_styled(root: etree._Element) -> list[etree._Element]:
+    """The elements below *root* with a ``hidden`` or ``style`` attribute, in document
+    order, each once: the owners of the attributes that one libxml2 XPath pass finds.
+
+    >>> root = etree.fromstring('<body><p style="a" hidden="">x</p><b/><i hidden=""><u style="b"/></i></body>')
+    >>> [el.tag for el in _hidden_or_styled(root)]
+    ['p', 'i', 'u']
+    """
+    out: list[etree._Element] = []
+    last = None
+    for value in _HIDDEN_OR_STYLE_ATTRS(root):
+        el = value.getparent()
+        if el is not last:
+            out.append(el)
+            last = el
+    return out
 
 
 def _holds_microdata(el: etree._Element) -> bool:
