@@ -31,19 +31,22 @@ def _itemtypes_by_find(data: bytes) -> tuple[str, ...]:
     b'<a itemtype = "http://schema.org/Person">x</a><b itemtype="https://schema.org/Article" x>',
     b'<i ITEMTYPE="http://schema.org/Event"></i><i ItemType="x"></i>',  # other spellings: not read
     b"itemitemtype=a itemtypeitemtype=b iitemType=c",
+    b"itemprop", b"itempro", b"<p itemprop=name>", b"xitempropitemtype=y", b"ITEMPROP itemProp",
     '<p itemtype="https://schema.org/Café">é</p>'.encode(),
     b"<p>text</p>" * 50 + b'<div itemtype="https://schema.org/Recipe">' + b"<p>more</p>" * 50,
 ])
 def test_itemtypes_equal_plain_scan(data):
     assert page_module._itemtypes(data) == _itemtypes_by_find(data)
+    assert page_module._microdata(data) == (_itemtypes_by_find(data), b"itemprop" in data)
 
 
 def test_itemtypes_equal_plain_scan_random():
     rng = np.random.default_rng(5)
-    pieces = [b"itemtype", b"itemType", b"item", b"type", b"=", b'"', b"'", b" ", b"x", b"<p>", b"i", b"/"]
+    pieces = [b"itemtype", b"itemType", b"item", b"type", b"=", b'"', b"'", b" ", b"x", b"<p>", b"i", b"/",
+              b"itemprop", b"prop", b"pro", b"itemProp"]
     for _ in range(300):
         data = b"".join(pieces[k] for k in rng.integers(0, len(pieces), rng.integers(0, 40)))
-        assert page_module._itemtypes(data) == _itemtypes_by_find(data), data
+        assert page_module._microdata(data) == (_itemtypes_by_find(data), b"itemprop" in data), data
 
 
 def test_article_analyse_without_body_keeps_the_same_state():
