@@ -31,19 +31,22 @@ def _itemtypes_by_find(data: bytes) -> tuple[str, ...]:
     b'<a itemtype = "http://schema.org/Person">x</a><b itemtype="https://schema.org/Article" x>',
     b'<i ITEMTYPE="http://schema.org/Event"></i><i ItemType="x"></i>',  # other spellings: not read
     b"itemitemtype=a itemtypeitemtype=b iitemType=c",
+    b"itemprop", b"itempro", b"<p itemprop=name>", b"xitempropitemtype=y", b"ITEMPROP itemProp",
     '<p itemtype="https://schema.org/Café">é</p>'.encode(),
     b"<p>text</p>" * 50 + b'<div itemtype="https://schema.org/Recipe">' + b"<p>more</p>" * 50,
 ])
 def test_itemtypes_equal_plain_scan(data):
     assert page_module._itemtypes(data) == _itemtypes_by_find(data)
+    assert page_module._microdata(data) == (_itemtypes_by_find(data), b"itemprop" in data)
 
 
 def test_itemtypes_equal_plain_scan_random():
     rng = np.random.default_rng(5)
-    pieces = [b"itemtype", b"itemType", b"item", b"type", b"=", b'"', b"'", b" ", b"x", b"<p>", b"i", b"/"]
+    pieces = [b"itemtype", b"itemType", b"item", b"type", b"=", b'"', b"'", b" ", b"x", b"<p>", b"i", b"/",
+              b"itemprop", b"prop", b"pro", b"itemProp"]
     for _ in range(300):
         data = b"".join(pieces[k] for k in rng.integers(0, len(pieces), rng.integers(0, 40)))
-        assert page_module._itemtypes(data) == _itemtypes_by_find(data), data
+        assert page_module._microdata(data) == (_itemtypes_by_find(data), b"itemprop" in data), data
 
 
 def test_article_analyse_without_body_keeps_the_same_state():
@@ -94,3 +97,63 @@ def test_the_page_type_is_computed_once_per_page(monkeypatch, method):
     assert result.page_type == "article" and "harbour wall" in result.body
     assert result.confidence is not None
     assert len(calls) == 1
+
+
+def _block_words_by_pattern(text: str) -> frozenset[str]:
+    """The plain version of ``comments._block_words``: the word pattern over the whole
+    lower-cased text, then the digit runs masked word by word."""
+    import re
+
+    from scrapy_cepr.core import comments
+    from scrapy_cepr.core.text import CJK_RE
+
+    text = text.lower()
+    pattern = comments.WORD_RE if CJK_RE.search(text) else re.compile(r"\w+")
+    return frozenset(re.sub(r"\d+", "0", w) for w in pattern.findall(text))
+
+
+@pytest.mark.parametrize("text", [
+    "", " ", "Posted 12:30, posted by Ann", "新闻 2024", "Café “Zoë” opens at 9:30 — 2nd floor",
+    "l’été, 2nd—floor_3 (x)", "snake_case __init__ a_1 _", "tab\tnew\nline\x0bvt\x1cfs\u00a0nbsp\u2009thin",
+    "Ünïcödé—dash…ellipsis«quote»·dot", "١٢٣ arabic digits ٤٥", "ﬁ ligature Ⅻ roman ²superscript",
+    "\ud800 lone surrogate \udfff", "mixed 漢字and english", "ÅNGSTRÖM IS UPPER",
+])
+def test_block_words_equal_the_word_pattern(text):
+    from scrapy_cepr.core import comments
+
+    assert comments._block_words(text) == _block_words_by_pattern(text)
+
+
+def test_block_words_equal_the_word_pattern_random():
+    from scrapy_cepr.core import comments
+
+    rng = np.random.default_rng(11)
+    alphabet = list("abcXYZ019_ -.,;:'\"!?()/\\\t\n") + list("éÉßœ’‘“”—–…«»·•€°²ⅫﬁÅ٣\u00a0\u2009\u200b\u0301") + ["漢", "字", "ㅎ", "カ"]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet, rng.integers(0, 30)))
+        assert comments._block_words(text) == _block_words_by_pattern(text), repr(text)
+
+
+def test_hidden_or_styled_equals_the_predicate_xpath():
+    """The attribute-step XPath finds the elements of ``descendant::*[@hidden or @style]``,
+    in the same (document) order, each once."""
+    from lxml import etree
+
+    plain = etree.XPath("descendant::*[@hidden or @style]")
+    rng = np.random.default_rng(3)
+    tags = ["div", "p", "span", "b", "li", "ul", "section"]
+    attrs = ['', ' hidden=""', ' style="display:none"', ' style="x" hidden', ' hidden style="y"', ' class="c"',
+             ' data-style="z"', ' HIDDEN', ' Style="a"']
+    for _ in range(300):
+        parts, stack = ["<html><body>"], []
+        for _ in range(rng.integers(0, 40)):
+            if stack and rng.random() < 0.4:
+                parts.append(f"</{stack.pop()}>t")
+            else:
+                tag = tags[rng.integers(len(tags))]
+                parts.append(f"<{tag}{attrs[rng.integers(len(attrs))]}>x")
+                stack.append(tag)
+        html = "".join(parts + [f"</{t}>" for t in reversed(stack)] + ["</body></html>"])
+        root = etree.fromstring(html, etree.HTMLParser())
+        found = page_module._hidden_or_styled(root)
+        assert len(found) == len(plain(root)) and all(a is b for a, b in zip(found, plain(root))), html

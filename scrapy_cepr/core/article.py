@@ -308,7 +308,7 @@ def displayed_headline(page: Page, title: str | None) -> int | None:
     wanted = " ".join(title.split()).casefold()
     size = len(wanted)
     chars = page.char_counts
-    for i in np.flatnonzero((chars == size) & ~page.in_link).tolist():
+    for i in ((chars == size) & ~page.in_link).nonzero()[0].tolist():
         if page.texts[i].casefold() == wanted:
             return int(i)
     return None
@@ -326,7 +326,7 @@ def _sentence_anchor(page: Page, candidates: np.ndarray, after: int) -> int | No
     blocks = page.blocks
     texts = page.texts
     n = len(texts)
-    for i in (np.flatnonzero(candidates[after + 1 :]) + after + 1).tolist():
+    for i in (candidates[after + 1 :].nonzero()[0] + after + 1).tolist():
         last = i
         while last + 1 < n and blocks[last + 1] == blocks[i]:
             last += 1
@@ -337,7 +337,7 @@ def _sentence_anchor(page: Page, candidates: np.ndarray, after: int) -> int | No
 
 def _anchor_node(evidence: np.ndarray, chars: np.ndarray, after: int, min_chars: int) -> int | None:
     """Step 2: the first evidence node after index *after* with ≥ *min_chars* characters."""
-    found = np.flatnonzero(evidence[after + 1 :] & (chars[after + 1 :] >= min_chars))
+    found = (evidence[after + 1 :] & (chars[after + 1 :] >= min_chars)).nonzero()[0]
     return int(found[0]) + after + 1 if found.size else None
 
 
@@ -446,26 +446,26 @@ def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, e
     the story's evidence characters outside the runs: a comment thread follows the
     story's end (NCE's Assumption 2, Laber et al. 2009), it does not sit inside it.
     """
-    idx = np.flatnonzero(records)
+    idx = records.nonzero()[0]
     out = np.zeros(records.size, dtype=bool)
     if idx.size == 0:
         return out
     parent, end = table.parent, table.end
     new_run = np.ones(idx.size, dtype=bool)
     new_run[1:] = ~((parent[idx[1:]] == parent[idx[:-1]]) & (idx[1:] == end[idx[:-1]]))
-    run_of = np.cumsum(new_run) - 1
+    run_of = new_run.cumsum() - 1
     firsts = idx[new_run]
-    lasts = np.append(idx[np.flatnonzero(new_run)[1:] - 1], idx[-1])
+    lasts = np.append(idx[new_run.nonzero()[0][1:] - 1], idx[-1])
     stops = end[lasts]
     owner = table.owner
-    k = np.searchsorted(firsts, owner, side="right") - 1
+    k = firsts.searchsorted(owner, side="right") - 1
     inside = (k >= 0) & (owner < stops[np.maximum(k, 0)])
     kk = k[inside]
     total = np.bincount(kk, weights=chars[inside], minlength=firsts.size)
     story = np.bincount(kk, weights=(chars * (evidence & on_story))[inside], minlength=firsts.size)
     released = (story >= share * total) & (story > 0)
     if after_share > 0 or headed:
-        nodes = np.flatnonzero(inside)
+        nodes = inside.nonzero()[0]
         first = np.full(firsts.size, owner.size, dtype=np.int64)
         np.minimum.at(first, kk, nodes)
         later_than_headline = first > after
@@ -473,7 +473,7 @@ def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, e
         last = np.full(firsts.size, -1, dtype=np.int64)
         np.maximum.at(last, kk, nodes)
         outside = np.where(inside, 0.0, chars * (evidence & on_story))
-        cum = np.concatenate(([0.0], np.cumsum(outside)))
+        cum = np.concatenate(([0.0], outside.cumsum()))
         story_total = cum[-1]
         later = story_total - cum[np.minimum(last + 1, owner.size)]
         released |= later_than_headline & (last >= 0) & (later >= after_share * story_total) & (story_total > 0)
@@ -481,7 +481,7 @@ def _story_records(table: DomTable, records: np.ndarray, on_story: np.ndarray, e
         # Records that hold a heading (h1–h6; the run's first record is read) are
         # sections or cards of the page (each introduces its own text), not the
         # records of a reader's thread.
-        for r in np.flatnonzero(later_than_headline & ~released).tolist():
+        for r in (later_than_headline & ~released).nonzero()[0].tolist():
             if next(table.elements[int(firsts[r])].iter(*_HEADINGS), None) is not None:
                 released[r] = True
     out[idx] = released[run_of]
@@ -501,7 +501,7 @@ def body_subtree(table: DomTable, good: np.ndarray, bad: np.ndarray, beta: float
     if start is None:
         g = table.subtree_sum(np.bincount(table.owner, weights=good, minlength=n))
         b = table.subtree_sum(np.bincount(table.owner, weights=bad, minlength=n))
-        return int(np.argmax(g - beta * b))
+        return int((g - beta * b).argmax())
     # Only the ancestors of the anchor's owner are scored: the same prefix-sum
     # differences as DomTable.subtree_sum, read at the chain alone.
     chain = []
@@ -515,10 +515,10 @@ def body_subtree(table: DomTable, good: np.ndarray, bad: np.ndarray, beta: float
     # their tails): prefix sums over the text nodes, read at the chain's ranges.
     lo = table.first_text[chain_arr]
     hi = table.last_text[chain_arr] + 1
-    g = np.concatenate(([0.0], np.cumsum(good, dtype=np.float64)))
-    b = np.concatenate(([0.0], np.cumsum(bad, dtype=np.float64)))
+    g = np.concatenate(([0.0], good.cumsum(dtype=np.float64)))
+    b = np.concatenate(([0.0], bad.cumsum(dtype=np.float64)))
     score = (g[hi] - g[lo]) - beta * (b[hi] - b[lo])
-    return int(chain_arr[np.argmax(score)])
+    return int(chain_arr[score.argmax()])
 
 
 def story_path(path_ids: np.ndarray, good: np.ndarray, n_paths: int) -> int:
@@ -529,7 +529,7 @@ def story_path(path_ids: np.ndarray, good: np.ndarray, n_paths: int) -> int:
     >>> story_path(np.array([0, 1, 1, 2]), np.array([50.0, 300.0, 200.0, 400.0]), 3)
     1
     """
-    return int(np.argmax(np.bincount(path_ids, weights=good, minlength=n_paths)))
+    return int(np.bincount(path_ids, weights=good, minlength=n_paths).argmax())
 
 
 def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ...] = ()) -> np.ndarray:
@@ -576,7 +576,7 @@ def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.
         return out, np.zeros(n, dtype=np.int64)
     # The sequence of child tags of the members, hashed: Σ (code(tag)+1)·B^rank
     # (mod 2^64) per parent, rank being the child's position among its siblings.
-    child = np.flatnonzero(member[np.maximum(parent, 0)] & (parent >= 0))
+    child = (member[np.maximum(parent, 0)] & (parent >= 0)).nonzero()[0]
     compared = member.copy()
     compared[child] = True
     tag_code = table.tag_codes(compared)
@@ -615,7 +615,7 @@ def _run_sizes(order: np.ndarray, link: np.ndarray, counted: np.ndarray) -> tupl
     >>> _run_sizes(np.array([0, 1, 2, 3]), np.array([True, False, True]), np.ones(4, bool))[0].tolist()
     [2, 2, 2, 2]
     """
-    run_sorted = np.cumsum(np.concatenate(([True], ~link)))
+    run_sorted = np.concatenate(([True], ~link)).cumsum()
     run = np.empty(order.size, dtype=np.int64)
     run[order] = run_sorted
     size = np.bincount(run[counted], minlength=int(run_sorted[-1]) + 1)
@@ -631,7 +631,7 @@ def _story_continues(page: Page, evidence: np.ndarray, cut: int, share: float) -
     evidence characters after the cut as before it, the repeated blocks were a gallery
     ("Image 1 of 5") or a list inside the story, and the cut is refused.
     """
-    idx = np.flatnonzero(evidence)
+    idx = evidence.nonzero()[0]
     if share <= 0 or idx.size == 0:
         return False
     before = idx[idx < cut]
@@ -640,7 +640,7 @@ def _story_continues(page: Page, evidence: np.ndarray, cut: int, share: float) -
     chars = page.char_counts
     paths = page.path_ids
     per_path = np.bincount(paths[before], weights=chars[before])
-    story = int(np.argmax(per_path))
+    story = int(per_path.argmax())
     after = idx[(idx >= cut) & (paths[idx] == story)]
     return float(chars[after].sum()) >= share * float(per_path[story])
 
@@ -662,10 +662,10 @@ def orphan_headings(page: Page, region: np.ndarray, keep: np.ndarray, starts: np
     size = np.add.reduceat(chars, starts)
     dropped = np.add.reduceat(chars * (region & ~keep), starts)
     out = np.zeros(keep.size, dtype=bool)
-    kept_idx = np.flatnonzero(kept)
+    kept_idx = kept.nonzero()[0]
     if kept_idx.size == 0:
         return out
-    cum = np.concatenate(([0.0], np.cumsum(dropped)))
+    cum = np.concatenate(([0.0], dropped.cumsum()))
     nxt = np.append(kept_idx[1:], n_blocks)
     after = cum[nxt] - cum[kept_idx + 1]
     texts = page.texts
@@ -697,7 +697,7 @@ def repeated_lines(texts: list[str], char_counts: np.ndarray, starts: np.ndarray
     if starts.size == 0:
         return out
     length = np.add.reduceat(char_counts, starts) + (ends - starts - 1)
-    long = np.flatnonzero(length >= _MIN_REPEATED_CHARS)
+    long = (length >= _MIN_REPEATED_CHARS).nonzero()[0]
     if long.size < 2:
         return out
     # The long lines whose length another long line shares (sorted lengths, neighbours).
@@ -725,7 +725,7 @@ def first_copies(texts: list[str], starts: np.ndarray, ends: np.ndarray, which: 
     """
     out = np.zeros(starts.size, dtype=bool)
     seen: set[str] = set()
-    for b in np.flatnonzero(which).tolist():
+    for b in which.nonzero()[0].tolist():
         line = " ".join(texts[starts[b] : ends[b]])
         if line not in seen:
             seen.add(line)
@@ -744,7 +744,7 @@ def _distinct_sorted(values: np.ndarray) -> int:
 
 def _block_ranges(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = blocks.size
-    starts = np.flatnonzero(np.concatenate(([True], blocks[1:] != blocks[:-1])))
+    starts = np.concatenate(([True], blocks[1:] != blocks[:-1])).nonzero()[0]
     ends = np.append(starts[1:], n)
     return starts, ends
 
@@ -917,7 +917,7 @@ def _step_chrome(w: _Work) -> None:
     if params.boilerplate and params.link_density < 1.0:
         link_chars = np.add.reduceat(chars * page.in_link, starts)
         all_chars = np.add.reduceat(chars, starts)
-        w.dense = np.repeat(link_chars > params.link_density * np.maximum(all_chars, 1.0), ends - starts)
+        w.dense = (link_chars > params.link_density * np.maximum(all_chars, 1.0)).repeat(ends - starts)
     w.chrome_depth, w.figure_depth = _tag_depths(page, NON_ARTICLE_TAGS if params.boilerplate else frozenset(),
                                                  frozenset() if params.captions else FIGURE_TAGS)
     if params.grow and len(w.table):
@@ -1068,4 +1068,4 @@ def _step_duplicates(w: _Work) -> None:
             story_copy |= np.add.reduceat(chars * (keep & w.evidence & (page.path_ids == w.story)), starts) > 0
         first_copy = first_copies(page.texts, starts, ends, repeated & (kept_chars > 0))
         repeated &= ~(first_copy & story_copy)
-    keep &= ~np.repeat(repeated, ends - starts)
+    keep &= ~repeated.repeat(ends - starts)

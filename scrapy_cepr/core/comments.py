@@ -27,8 +27,6 @@ _CJK = CJK_RE.pattern[1:-1]
 #: Words of ``bag(·)``: a CJK character, or a run of other Unicode word characters.
 WORD_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _DIGITS_RE = re.compile(r"\d+")
-#: ``WORD_RE`` on ASCII text, where no CJK character can occur: runs of ``[A-Za-z0-9_]``.
-_ASCII_WORD_RE = re.compile(r"\w+", re.ASCII)
 #: ``WORD_RE`` on text without a CJK character (the ``[CJK]`` branch never matches
 #: there, the other is ``\w+``): the simpler pattern is matched faster.
 _PLAIN_WORD_RE = re.compile(r"\w+")
@@ -91,10 +89,11 @@ def _block_words(text: str) -> frozenset[str]:
     """
     text = text.lower()
     if text.isascii():
-        pattern = _ASCII_WORD_RE
+        words = frozenset(_word_runs(text))
+    elif CJK_RE.search(text):
+        words = frozenset(WORD_RE.findall(text))
     else:
-        pattern = WORD_RE if CJK_RE.search(text) else _PLAIN_WORD_RE
-    words = frozenset(pattern.findall(text))
+        words = frozenset(_word_runs(text))
     # Digits are word characters (and no CJK ones): masking the digit runs of the
     # distinct words gives the words of the masked text, at a fraction of the cost.
     # Only the words that are not all letters change (found by a C-level filter).
@@ -102,6 +101,34 @@ def _block_words(text: str) -> frozenset[str]:
     if not odd:
         return words
     return words.difference(odd).union([_DIGITS_RE.sub("0", w) for w in odd])
+
+
+# Every ASCII byte that is no word character (``\w``: letters, digits, ``_``) as a space;
+# the other bytes (and so every byte of a multi-byte UTF-8 sequence) unchanged.
+_NOT_WORD_ASCII = bytes(32 if c < 128 and not (chr(c).isalnum() or c == 95) else c for c in range(256))
+
+
+def _word_runs(text: str) -> list[str]:
+    r"""The runs of word characters of *text* without a CJK character, in order: what
+    ``re.findall(r"\w+", text)`` gives (``\w`` is ``str.isalnum`` or ``_``), found
+    mostly in C. The ASCII non-word characters become spaces (one byte translation of the
+    UTF-8 form) and the text is split on whitespace (never a word character); a piece
+    that still holds a non-word character (a curly quote, a dash) is split by the
+    pattern.
+
+    >>> _word_runs("l’été, 2nd—floor_3 (x)")
+    ['l', 'été', '2nd', 'floor_3', 'x']
+    """
+    pieces = text.encode("utf-8", "surrogatepass").translate(_NOT_WORD_ASCII).decode("utf-8", "surrogatepass").split()
+    if text.isascii():
+        return pieces  # only word characters are left
+    out: list[str] = []
+    for piece in pieces:
+        if piece.isalnum():
+            out.append(piece)
+        else:  # a non-word character inside, or "_"
+            out += _PLAIN_WORD_RE.findall(piece)
+    return out
 
 
 def _has_close_twin(paths: np.ndarray, window: int, min_blocks: int = 2) -> np.ndarray:
@@ -125,7 +152,7 @@ def _has_close_twin(paths: np.ndarray, window: int, min_blocks: int = 2) -> np.n
     order = np.argsort(paths, kind="stable")  # by path, then block number
     same = paths[order[1:]] == paths[order[:-1]]
     close = same & (order[1:] - order[:-1] <= window)
-    chain = np.cumsum(np.concatenate(([True], ~close)))  # chain number, in sorted order
+    chain = np.concatenate(([True], ~close)).cumsum()  # chain number, in sorted order
     out = np.empty(n, dtype=bool)
     out[order] = np.bincount(chain)[chain] >= min_blocks
     return out
@@ -137,12 +164,12 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
     (see :mod:`scrapy_cepr.methods.nce` for "block", "similar" and "closely
     located").
     """
-    idx = np.flatnonzero(keep)
+    idx = keep.nonzero()[0]
     if idx.size == 0:
         return None
     blocks = page.blocks[idx]
     # Positions in ``idx`` where a display block starts, and where it ends.
-    starts = np.concatenate(([0], np.flatnonzero(blocks[1:] != blocks[:-1]) + 1))
+    starts = np.concatenate(([0], (blocks[1:] != blocks[:-1]).nonzero()[0] + 1))
     ends = np.append(starts[1:], idx.size)
     paths = page.path_ids[idx[starts]]
     texts = page.texts
@@ -160,7 +187,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
     node_of = idx.tolist()
     block_starts, block_ends, path_of = starts.tolist(), ends.tolist(), paths.tolist()
     window, similarity, min_words = params.comment_window, params.comment_similarity, params.comment_min_words
-    for b in np.flatnonzero(_has_close_twin(paths, window, _COMPONENT_SIZE)).tolist():
+    for b in _has_close_twin(paths, window, _COMPONENT_SIZE).nonzero()[0].tolist():
         words = _block_words(" ".join(map(texts.__getitem__, node_of[block_starts[b] : block_ends[b]])))
         n_words = len(words)
         if n_words < min_words:

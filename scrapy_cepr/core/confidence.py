@@ -120,7 +120,7 @@ def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] |
     kept_h = float(hs[keep].mean()) - t
     dropped_h = float(hs[~keep].mean()) - t if (~keep).any() else 0.0
     sd = float(hs.std()) or 1.0
-    idx = np.flatnonzero(keep)
+    idx = keep.nonzero()[0]
     first, last = int(idx[0]), int(idx[-1])
     span = last - first + 1
     runs = int(np.count_nonzero(np.diff(keep.astype(np.int8)) == 1) + int(keep[0]))

@@ -244,14 +244,14 @@ def page_features(page: Any) -> np.ndarray:
     lines = link_chars.size
     headline = (link_chars >= HEADLINE_CHARS) & (link_chars > prose_chars)
     # Runs of prose lines not cut by a headline line: the story is one long run.
-    run_id = np.cumsum(headline)
+    run_id = headline.cumsum()
     runs = np.bincount(run_id, weights=prose_chars * ~headline)
     best = int(runs.argmax())
     longest = float(runs[best])
     # Segments of prose cut by lines that are only links (a post's author, a card's
     # title): a thread or a list has many, a story one or a few.
     link_line = (link_chars > 0) & (prose_chars < 20)
-    segments = np.bincount(np.cumsum(link_line), weights=prose_chars * ~link_line)
+    segments = np.bincount(link_line.cumsum(), weights=prose_chars * ~link_line)
     prose = prose_chars >= PROSE_CHARS
     prose_total = float(prose_chars @ prose)
     headlines = float(np.count_nonzero(headline))
@@ -281,7 +281,7 @@ def page_features(page: Any) -> np.ndarray:
     new_line = np.empty(n, dtype=bool)
     new_line[0] = True
     np.not_equal(blocks[1:], blocks[:-1], out=new_line[1:])
-    starts = np.flatnonzero(new_line)
+    starts = new_line.nonzero()[0]
     start = int(starts[first_line])
     lo, hi = max(0, start - BYLINE_NODES), start + BYLINE_NODES
     x[idx["year_before_run"]] = 1 if _YEAR_RE.search(" ".join(texts[lo:hi])) else 0
@@ -326,7 +326,7 @@ def page_features(page: Any) -> np.ndarray:
         x[idx["currency_signs"]] = signs
         if signs:
             x[idx["prices"]] = len(_PRICE_RE.findall(short))
-    in_run = np.flatnonzero(run_id == best)
+    in_run = (run_id == best).nonzero()[0]
     last_line = int(in_run[-1]) if in_run.size else first_line
     x[idx["after_run_share"]] = float(all_chars[last_line + 1:].sum()) / total
     # The median line length (np.median's value, by a partial sort: cheaper on one page).

@@ -56,7 +56,7 @@ def preorder_ends(n_children: np.ndarray) -> np.ndarray:
         raise ValueError(f"children counts of {m} nodes do not describe one tree")
     pos = np.arange(m + 1, dtype=np.int64)
     pending = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(n_children - 1, out=pending[1:])
+    (n_children - 1).cumsum(out=pending[1:])
     # Keys (P + 1, position) in one int64, sorted: the first key above (P[u] − 1 + 1, u)
     # is the first position after u whose P is P[u] − 1.
     key = (pending + 1) * (m + 1) + pos
@@ -65,7 +65,7 @@ def preorder_ends(n_children: np.ndarray) -> np.ndarray:
     # The searched values, key − (m + 1), are searched in the keys' sorted order, which
     # numpy's binary search does faster than in position order.
     found = np.empty(m + 1, dtype=np.int64)
-    found[order] = np.searchsorted(keys, keys - (m + 1), side="right")
+    found[order] = keys.searchsorted(keys - (m + 1), side="right")
     return keys[found[:m]] % (m + 1)
 
 
@@ -89,13 +89,11 @@ def preorder_links(n_children: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if m == 0:
         return np.zeros(0, np.int64), end
     pos = np.arange(m, dtype=np.int64)
-    inner = np.flatnonzero(n_children)
-    depth = np.cumsum(
-        np.bincount(inner + 1, minlength=m + 1)[:m] - np.bincount(end[inner], minlength=m + 1)[:m]
-    )
+    inner = n_children.nonzero()[0]
+    depth = (np.bincount(inner + 1, minlength=m + 1)[:m] - np.bincount(end[inner], minlength=m + 1)[:m]).cumsum()
     # Keys (depth, position), sorted: the last key below (depth[u] − 1, u) is u's parent.
     keys = np.sort(depth * m + pos)
-    parent = keys[np.maximum(np.searchsorted(keys, (depth - 1) * m + pos) - 1, 0)] % m
+    parent = keys[np.maximum(keys.searchsorted((depth - 1) * m + pos) - 1, 0)] % m
     parent[0] = -1
     return parent, end
 
@@ -241,7 +239,7 @@ class DomTable:
         >>> t.text_range(4), t.text_range(5), t.text_range(0)
         ((1, 3), (2, 2), (0, 3))
         """
-        inside = np.flatnonzero((self.owner >= u) & (self.owner < self.end[u]))
+        inside = ((self.owner >= u) & (self.owner < self.end[u])).nonzero()[0]
         if inside.size == 0:
             return self.owner.size, -1
         return int(inside[0]), int(inside[-1])
@@ -260,7 +258,7 @@ class DomTable:
         table; callers ask only for the elements they compare.
         """
         out = np.full(len(self), -1, dtype=np.int64)
-        idx = np.flatnonzero(which)
+        idx = which.nonzero()[0]
         codes: dict[str, int] = {}
         tags = map(_TAG, map(self.elements.__getitem__, idx.tolist()))
         out[idx] = np.fromiter(map(codes.setdefault, tags, itertools.count()), np.int64, idx.size)
@@ -268,7 +266,7 @@ class DomTable:
 
     def subtree_sum(self, owned: np.ndarray) -> np.ndarray:
         """Sum over ``T_u`` of a per-element quantity *owned* ``(E,)``: float64 ``(E,)``."""
-        prefix = np.concatenate(([0.0], np.cumsum(owned, dtype=np.float64)))
+        prefix = np.concatenate(([0.0], owned.cumsum(dtype=np.float64)))
         return prefix[self.end] - prefix[: len(self)]
 
     def children(self, u: int) -> np.ndarray:
@@ -293,11 +291,11 @@ class DomTable:
     def covered(self, roots: np.ndarray) -> np.ndarray:
         """bool ``(E,)``: the element lies in the subtree of an element flagged in *roots*
         (bool ``(E,)``)."""
-        idx = np.flatnonzero(roots)
+        idx = roots.nonzero()[0]
         mark = np.zeros(len(self) + 1, dtype=np.int64)
         np.add.at(mark, idx, 1)
         np.add.at(mark, self.end[idx], -1)
-        return np.cumsum(mark[:-1]) > 0
+        return mark[:-1].cumsum() > 0
 
     def descendants_tagged(self, u: int, tags: frozenset[str]) -> np.ndarray:
         """bool ``(E,)``: the elements strictly below *u* whose tag is in *tags* (found by

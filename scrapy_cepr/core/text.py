@@ -111,11 +111,11 @@ def count_punctuation(texts: Sequence[str], lengths: np.ndarray | None = None) -
     marks = np.take(punctuation_table().view(np.uint8), codes, mode="clip")
     if lengths.all():  # one sum per text, in C
         starts = np.zeros(len(texts), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
+        lengths[:-1].cumsum(out=starts[1:])
         return np.add.reduceat(marks, starts, dtype=np.int64)
     csum = np.zeros(codes.size + 1, dtype=np.int64)
-    np.cumsum(marks, out=csum[1:])
-    ends = np.cumsum(lengths)
+    marks.cumsum(out=csum[1:])
+    ends = lengths.cumsum()
     return csum[ends] - csum[ends - lengths]
 
 
@@ -159,11 +159,11 @@ def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray) ->
     >>> assemble_body(["Hello", "world", "Next", "menu"], np.array([1, 1, 2, 3]), np.array([True, True, True, False]))
     'Hello world\\nNext'
     """
-    idx = np.flatnonzero(keep)
+    idx = keep.nonzero()[0]
     if idx.size == 0:
         return ""
     kept_blocks = blocks[idx]
-    breaks = (np.flatnonzero(kept_blocks[1:] != kept_blocks[:-1]) + 1).tolist()
+    breaks = ((kept_blocks[1:] != kept_blocks[:-1]).nonzero()[0] + 1).tolist()
     kept = list(map(texts.__getitem__, idx.tolist()))
     # One line per run of kept nodes of one block: slices [start, end) of *kept*.
     lines = map(kept.__getitem__, map(slice, [0, *breaks], [*breaks, idx.size]))

@@ -106,5 +106,5 @@ def otsu_threshold(h: np.ndarray, candidates: np.ndarray | None = None) -> float
     mu = w0 * u0 + w1 * u1
     g = w0 * (u0 - mu) ** 2 + w1 * (u1 - mu) ** 2
     # Equal splits give equal g up to rounding; compare on a tolerance, take the first.
-    best = np.flatnonzero(g >= g.max() - 1e-12)[0]
+    best = (g >= g.max() - 1e-12).nonzero()[0][0]
     return float(grid[best])

@@ -186,8 +186,8 @@ def _analyse(page: Page, article_params: ArticleParams, *,
     repeated = state.repeated
     if repeated is None:
         repeated = repeated_lines(page.texts, page.char_counts, starts, ends)
-    rep = np.repeat(repeated, ends - starts)
-    block_of = np.repeat(np.arange(starts.size), ends - starts)
+    rep = repeated.repeat(ends - starts)
+    block_of = np.arange(starts.size).repeat(ends - starts)
     regions = ancestor_ranges(table, nodes.keep, block_of)
     records = None
     if len(table):
@@ -210,7 +210,7 @@ def headline_blocks(page: Page, starts: np.ndarray, ends: np.ndarray, headline: 
         if first == headline:
             stop = end
     out[(starts >= headline) & (ends <= stop)] = True
-    out[int(np.searchsorted(starts, headline, side="right")) - 1] = True
+    out[int(starts.searchsorted(headline, side="right")) - 1] = True
     return out
 
 
@@ -220,8 +220,8 @@ def article_subtree(p: np.ndarray, x: np.ndarray, regions: np.ndarray,
     and its ancestors *regions* ``(A, 2)``, the one maximising
     ``Σ (p_b − region_threshold)·√words_b`` (module docstring, step 5)."""
     weight = np.sqrt(np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64)))
-    gain = np.concatenate(([0.0], np.cumsum((p - params.region_threshold) * weight)))
-    lo, hi = regions[int(np.argmax(gain[regions[:, 1]] - gain[regions[:, 0]]))]
+    gain = np.concatenate(([0.0], ((p - params.region_threshold) * weight).cumsum()))
+    lo, hi = regions[int((gain[regions[:, 1]] - gain[regions[:, 0]]).argmax())]
     return int(lo), int(hi)
 
 
@@ -304,7 +304,7 @@ def run(page: Page, params: TypedParams) -> Extraction:
         used["page_type"] = params.page_type
         return Extraction(title=art.title, body="", method="cepr-typed", params=used, url=page.url)
     proba = _page_type_proba(page, params.page_type)
-    ptype = PAGE_TYPES[int(np.argmax(proba))]
+    ptype = PAGE_TYPES[int(proba.argmax())]
     used["page_type"] = ptype
     p = predict_blocks(load_model(), feats.x, proba)
     assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
@@ -317,7 +317,7 @@ def run(page: Page, params: TypedParams) -> Extraction:
         if params.headline:  # the headline's heading in the body, whatever its probability
             keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
         keep_blocks &= ~story_chrome(page, p, feats, regions, state.headline, assembly, params)
-    keep = np.repeat(keep_blocks, feats.ends - feats.starts)
+    keep = keep_blocks.repeat(feats.ends - feats.starts)
     result = text_node_extraction(
         page, method="cepr-typed", params=used, title=(art.title, nodes.title_index), h=nodes.h,
         h_smoothed=nodes.h_smoothed, keep=keep, tau=art.tau, punc_num=page.punct_counts,
