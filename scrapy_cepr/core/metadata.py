@@ -62,6 +62,7 @@ _LIST_KEYS = ("authors", "tags", "breadcrumbs")
 _ARTICLE_TYPE_RE = re.compile(r"(Article|BlogPosting|Report|Posting)$")
 _MAX_ITEMS = 200  # structured-data items walked per page (bounded work on hostile pages)
 _MAX_LIST = 20  # authors / tags kept
+_HEADLINE_MATCH = 80.0  # rapidfuzz ratio of an article item's headline to ours (as pick_title's)
 
 
 def empty_metadata(headline: str | None = None) -> dict[str, Any]:
@@ -113,8 +114,8 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
     data = _structured(tree, base)
     head = _head_meta(tree)
     og = data["opengraph"]
-    ld = _article(data["json-ld"])
-    md = _article(data["microdata"])
+    ld = _article(data["json-ld"], headline=headline, url=url)
+    md = _article(data["microdata"], headline=headline, url=url)
     candidates: dict[str, list[tuple[str, Any]]] = {k: [] for k in METADATA_KEYS if k != "headline"}
 
     def add(key: str, source_name: str, value: Any) -> None:
@@ -531,13 +532,19 @@ def _meta_date(tree) -> str | None:
     for meta in tree.iter("meta"):
         name = (meta.get("name") or meta.get("property") or "").strip().lower()
         prop = (meta.get("itemprop") or "").strip().lower()
-        if (name in DATE_ATTRIBUTES) if name else (prop in ITEMPROP_ATTRS_ORIGINAL):
+        if (name in DATE_ATTRIBUTES) if name else (prop in ITEMPROP_ATTRS_ORIGINAL and not _in_item(meta)):
             chosen.append(lxml.html.tostring(meta, encoding="unicode", with_tail=False))
         if len(chosen) >= _ZONE_ELEMENTS:
             break
     if not chosen:
         return None
     return _find_date_in("<html><head>" + "".join(chosen) + "</head><body></body></html>")
+
+
+def _in_item(element) -> bool:
+    """Whether *element* is inside a microdata item (an ancestor with ``itemscope``): its
+    ``itemprop`` is that item's property, not the page's."""
+    return any(el.get("itemscope") is not None for el in element.iterancestors())
 
 
 def _date_in(elements, *, with_tail: bool = False, extensive: bool = False) -> str | None:
@@ -782,27 +789,61 @@ def _types(item: dict) -> list[str]:
     return [x.rsplit("/", 1)[-1] for x in types if isinstance(x, str)]
 
 
-def _article(items: Sequence[Any]) -> dict | None:
-    """The first schema.org article item (``NewsArticle``, ``BlogPosting`` …), else the
+def _article(items: Sequence[Any], *, headline: str | None = None, url: str | None = None) -> dict | None:
+    """The page's schema.org article item (``NewsArticle``, ``BlogPosting`` …), else the
     ``mainEntity`` of a page item when it is one dated item (a ``QAPage``'s
     ``Question``: schema.org's primary entity of the page; not a list, as an
     ``FAQPage``'s), else the first ``WebPage`` item, else None.
 
+    One article item is the page's. Of several (a list of related posts beside, or
+    instead of, the page's own), the page's is the first whose ``headline``/``name``
+    matches *headline* (rapidfuzz ``ratio`` of at least 80, case folded) or whose
+    ``url``/``mainEntityOfPage`` has the path of *url*; when none does, none is taken.
+
     >>> _article([{"@type": "QAPage", "mainEntity": {"@type": "Question", "dateCreated": "2014-02-04"}}])
     {'@type': 'Question', 'dateCreated': '2014-02-04'}
+    >>> posts = [{"@type": "BlogPosting", "headline": "Other post"}, {"@type": "BlogPosting", "headline": "Storm hits"}]
+    >>> _article(posts, headline="Storm hits")["headline"], _article(posts, headline="Snow") is None
+    ('Storm hits', True)
     """
     page = main = None
+    articles: list[dict] = []
     for item in _walk(items):
         types = _types(item)
         if any(_ARTICLE_TYPE_RE.search(t) for t in types):
-            return item
+            articles.append(item)
+            continue
         if any(t.endswith("Page") for t in types):
             entity = item.get("mainEntity")
             if main is None and isinstance(entity, dict) and (entity.get("datePublished") or entity.get("dateCreated")):
                 main = entity
             if page is None and any(t.endswith("WebPage") for t in types):
                 page = item
+    if len(articles) == 1:
+        return articles[0]
+    if articles:
+        return next((a for a in articles if _is_pages_item(a, headline, url)), None) or main or page
     return main or page
+
+
+def _is_pages_item(item: dict, headline: str | None, url: str | None) -> bool:
+    """Whether *item* names the page: its ``headline``/``name`` matches *headline*
+    (``ratio`` >= 80, case folded) or its ``url``/``mainEntityOfPage`` has the path of
+    *url* (trailing ``/`` aside)."""
+    from rapidfuzz import fuzz
+
+    name = _first_text(item.get("headline") or item.get("name"))
+    if name and headline and fuzz.ratio(name.casefold(), headline.casefold()) >= _HEADLINE_MATCH:
+        return True
+    link = _first_text(item.get("url")) or _first_text(item.get("mainEntityOfPage"))
+    return bool(link and url and _url_path(link) == _url_path(url))
+
+
+def _url_path(value: str) -> str:
+    try:
+        return urlsplit(value).path.rstrip("/")
+    except ValueError:
+        return ""
 
 
 def _breadcrumbs(items: Sequence[Any], base: str | None) -> list[dict[str, str | None]]:
