@@ -406,3 +406,28 @@ def test_one_article_item_is_the_page_s_whatever_its_headline():
             + BODY_TEXT + "</body></html>")
     m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
     assert (m["date_published"], m["sources"]["date_published"]) == ("2024-05-06", "json-ld")
+
+
+def test_a_numeric_date_reads_month_first_when_the_time_element_says_so():
+    # htmldate reads the text "03/01/2017" day first; the <time datetime> the page gives
+    # for it is 1 March.
+    page = ('<html><body><article><h1>Harbour wall repaired</h1><div class="meta">'
+            '<time datetime="2017-03-01T12:00:00Z">03/01/2017</time> by Ann Lee</div>'
+            + BODY_TEXT + "</article></body></html>")
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2017-03-01", "page text")
+    # Written day first and declared so, it stays 3 January.
+    m = extract_metadata(page.replace("2017-03-01T12", "2017-01-03T12"), url="https://news.example/harbour",
+                         headline="Harbour wall repaired")
+    assert m["date_published"] == "2017-01-03"
+
+
+def test_a_meta_date_reads_day_and_month_as_the_date_next_to_the_headline():
+    page = ('<html><head><meta name="article:published_time" content="03-09-2026"></head><body>'
+            '<h1>Harbour wall repaired</h1><p class="meta">March 9, 2026</p>' + BODY_TEXT + "</body></html>")
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2026-03-09", "meta")
+    # Nothing shown next to the headline: htmldate's reading stands.
+    m = extract_metadata(page.replace("March 9, 2026", "Ann Lee"), url="https://news.example/harbour",
+                         headline="Harbour wall repaired")
+    assert m["date_published"] == "2026-09-03"

@@ -185,6 +185,12 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
                 out["sources"][key] = source_name
                 break
     url_day = _url_date(url)
+    if out["sources"].get("date_published") == "meta":
+        # A <meta> date is read by htmldate from whatever the page wrote ("03-09-2026"):
+        # the date next to the headline tells day from month.
+        near = _near_date(heading)
+        if near:
+            out["date_published"] = _swap_confirmed(out["date_published"], {near[:10]})
     if out["date_published"] is None:
         out["date_published"], date_source = _evidenced_date(url_day, heading, unconfirmed_dates)
         if out["date_published"] and date_source:
@@ -514,8 +520,43 @@ def _near_date(heading) -> str | None:
                 continue  # bounded work: dateparser's time grows with the text
             found = _date_in(elements, with_tail=len(elements) == 1 and elements[0] in levels, extensive=extensive)
             if found and not (extensive and found.endswith("-01-01")):
-                return found
+                return _swap_confirmed(found, _time_days(elements))
     return None
+
+
+_ISO_DAY_RE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})")
+
+
+def _time_days(elements) -> set[str]:
+    """The days (``YYYY-MM-DD``) that the ``<time datetime>`` attributes in *elements*
+    (the elements and their descendants) give in ISO 8601: the machine-readable form of
+    the dates they display (HTML's ``time`` element)."""
+    days = set()
+    for el in elements:
+        for time in el.iter("time"):
+            match = _ISO_DAY_RE.match(time.get("datetime") or "")
+            if match:
+                days.add(match.group(1))
+    return days
+
+
+def _swap_confirmed(day: str, evidence: set[str]) -> str:
+    """*day* (``YYYY-MM-DD``), or the same numbers with day and month swapped when both are
+    at most 12 and the swapped day, not *day*, is in *evidence*: a numeric date such as
+    ``03/01/2017`` reads either way, and the page's own unambiguous date tells which.
+
+    >>> _swap_confirmed("2017-01-03", {"2017-03-01"}), _swap_confirmed("2017-01-03", {"2017-01-03", "2017-03-01"})
+    ('2017-03-01', '2017-01-03')
+    >>> _swap_confirmed("2017-01-23", {"2017-03-01"})
+    '2017-01-23'
+    """
+    year, month, rest = day[:4], day[5:7], day[8:10]
+    if len(day) < 10 or day[:10] in evidence or not (month.isdigit() and rest.isdigit()):
+        return day
+    swapped = f"{year}-{rest}-{month}"
+    if int(rest) <= 12 and swapped != day[:10] and swapped in evidence:
+        return swapped
+    return day
 
 
 def _meta_date(tree) -> str | None:
