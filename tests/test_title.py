@@ -162,3 +162,16 @@ def test_service_page_title_is_the_page_name_of_the_head_title():
     html = html.replace("<title>", "<title>Boat repair | Hull, engine and rigging work | ", 1)
     page = Page.from_html(html, url="https://brightwater.example/services")
     assert pick_title(page)[0] == "Boat repair"
+
+
+def test_the_site_name_before_the_page_name_is_known_from_the_logo_linking_home():
+    # No heading and a "Site - Page" <title>: the logo, a link to the home page, names the
+    # site, so the page's name is the second part.
+    logo = '<a href="../index.html"><img src="/logo.gif" alt="Valley Courier Online"></a>'
+    html = (f"<html><head><title>Valley Courier Online - Rail workers vote to strike</title></head><body>{logo}"
+            + BODY + "</body></html>")
+    assert extract(html, url="https://courier.example/news/rail.html").title == "Rail workers vote to strike"
+    # A link elsewhere (another site, or a page that is not an index) names nothing.
+    for href in ("https://other.example/", "../contact.html", "../index.html?page=2"):
+        page = html.replace("../index.html", href)
+        assert extract(page, url="https://courier.example/news/rail.html").title == "Valley Courier Online"

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from rapidfuzz import fuzz
 
@@ -132,6 +132,51 @@ def _declared_site_names(page: Page) -> list[str]:
     return out
 
 
+_INDEX_FILES = frozenset({"", "index.html", "index.htm", "index.php", "default.aspx"})
+_HOME_LINKS = 3  # links to the home page read for the site's name (the logo comes first)
+_MAX_HOME_NAME = 60  # characters of a home link's name
+
+
+def _index_dir(path: str) -> str | None:
+    """The directory a URL path names when it is a directory or its index file
+    (``/`` or ``/index.html`` -> ``/``; ``/a/b.html`` -> None)."""
+    head, _, last = path.rpartition("/")
+    return head + "/" if path.startswith("/") and last in _INDEX_FILES else None
+
+
+def _home_link_names(page: Page) -> list[str]:
+    """The names of the first links (at most 3) to the site's home page: a link to the
+    index of a directory above the page (``/`` on a web server), on the same host, without
+    a query or fragment. Its name is its text, else its ``aria-label`` or ``title``, else
+    the ``alt`` of an image in it: a site's logo links to its home page and carries its
+    name ("Riverside Courier Online"). Empty without the page's URL."""
+    root = page.root
+    if root is None or not page.url:
+        return []
+    here = urlsplit(page.url)
+    out: list[str] = []
+    for link in root.iter("a"):
+        href = (link.get("href") or "").strip()
+        if not href or "#" in href:
+            continue
+        try:
+            there = urlsplit(urljoin(page.url, href))
+        except ValueError:
+            continue
+        home = _index_dir(there.path)
+        if home is None or there.query or there.hostname != here.hostname or not here.path.startswith(home):
+            continue
+        text = " ".join("".join(link.itertext()).split()) or link.get("aria-label") or link.get("title") or ""
+        if not text:
+            text = next((img.get("alt") or "" for img in link.iter("img") if img.get("alt")), "")
+        text = " ".join(text.split())
+        if text and len(text) <= _MAX_HOME_NAME:
+            out.append(text)
+        if len(out) >= _HOME_LINKS:
+            break
+    return out
+
+
 def strip_site_name(title: str) -> str:
     """Remove a site name glued to a ``<title>`` with ``" | "``, ``" - "``, ``" – "``, ``" — "``,
     ``" : "``, ``" :: "``, ``" // "``, ``" » "``, ``" · "`` or ``" • "``: the longest part is kept.
@@ -178,7 +223,7 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
     """
     title, index = _pick(page)
     reference = page.meta_title or page.html_title
-    names = site_names(page.url, *_declared_site_names(page))
+    names = site_names(page.url, *_declared_site_names(page), *_home_link_names(page))
     if title and index is None:
         title = page_name(title, names)
     if title and index is not None and reference:
