@@ -175,3 +175,5 @@ def test_the_site_name_before_the_page_name_is_known_from_the_logo_linking_home(
     for href in ("https://other.example/", "../contact.html", "../index.html?page=2"):
         page = html.replace("../index.html", href)
         assert extract(page, url="https://courier.example/news/rail.html").title == "Valley Courier Online"
+    # A link to the page itself is not the site's home page.
+    assert extract(html, url="https://courier.example/").title == "Valley Courier Online"

@@ -146,8 +146,8 @@ def _index_dir(path: str) -> str | None:
 
 def _home_link_names(page: Page) -> list[str]:
     """The names of the first links (at most 3) to the site's home page: a link to the
-    index of a directory above the page (``/`` on a web server), on the same host, without
-    a query or fragment. Its name is its text, else its ``aria-label`` or ``title``, else
+    index of a directory above the page (``/`` on a web server; not the page itself), on
+    the same host, without a query or fragment. Its name is its text, else its ``aria-label`` or ``title``, else
     the ``alt`` of an image in it: a site's logo links to its home page and carries its
     name ("Riverside Courier Online"). Empty without the page's URL."""
     root = page.root
@@ -164,7 +164,8 @@ def _home_link_names(page: Page) -> list[str]:
         except ValueError:
             continue
         home = _index_dir(there.path)
-        if home is None or there.query or there.hostname != here.hostname or not here.path.startswith(home):
+        if (home is None or there.query or there.hostname != here.hostname or not here.path.startswith(home)
+                or _index_dir(here.path) == home):  # a link to the page itself
             continue
         text = " ".join("".join(link.itertext()).split()) or link.get("aria-label") or link.get("title") or ""
         if not text:
