@@ -295,8 +295,8 @@ def guess_language(text: str, *, min_hits: int = 3) -> str | None:
 #: WCXB dev (``benchmarks/metadata_wcxb.py --by-source``; docs/formats.rst). Rounded to
 #: 0.05; a source with fewer than 20 values there keeps the default of its kind.
 _SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
-    "authors": {"json-ld": 0.85, "microdata": 0.8, "meta": 0.85, "byline": 0.65},
-    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.9, "meta": 0.6, "page text": 0.6},
+    "authors": {"json-ld": 0.85, "microdata": 0.85, "meta": 0.85, "byline": 0.65},
+    "date_published": {"json-ld": 0.85, "microdata": 0.95, "opengraph": 0.9, "meta": 0.65, "page text": 0.6},
 }
 #: Where a field has no measurement: declarations of the page rank above what is read from
 #: its text or guessed.
