@@ -361,3 +361,73 @@ def test_year_alone_or_a_date_far_from_the_headline_gives_no_date():
     page = _page("", body).replace("© 2019 Coast Courier", "© 2019 Coast Courier. Updated on March 3, 2024")
     m = extract_metadata(page, url="https://c.example/wall", headline="Harbour wall repaired for 2026")
     assert m["date_published"] is None
+
+
+def _related_posts(main_item: str) -> str:
+    """A post page whose microdata lists three related posts (each a ``BlogPosting`` with
+    its own date) beside, or without, the page's own item."""
+    related = "".join(
+        f'<div itemscope itemtype="https://schema.org/BlogPosting"><a itemprop="url" href="/blog/{slug}">'
+        f'<span itemprop="headline">{title}</span></a>'
+        f'<meta itemprop="datePublished" content="{day}"></div>'
+        for slug, title, day in (("tide-tables", "Reading the tide tables", "2026-03-10"),
+                                 ("winter-moorings", "Winter moorings", "2026-03-03"),
+                                 ("knots", "Five knots to know", "2026-02-24")))
+    return ("<html><body>" + main_item + '<div class="hero"><h1>Harbour wall repaired</h1>'
+            '<p class="meta"><time datetime="2026-02-17">February 17, 2026</time></p></div>'
+            + BODY_TEXT + f'<aside class="related">{related}</aside></body></html>')
+
+
+def test_of_several_article_items_the_one_that_names_the_page_is_its_article():
+    main = ('<div itemscope itemtype="https://schema.org/BlogPosting"><meta itemprop="headline" '
+            'content="Harbour wall repaired"><meta itemprop="datePublished" content="2026-02-16"></div>')
+    m = extract_metadata(_related_posts(main), url="https://blog.example/blog/harbour-wall",
+                         headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2026-02-16", "microdata")
+    # Found by its URL as well as by its headline.
+    by_url = main.replace('content="Harbour wall repaired"', 'content="Wall news"').replace(
+        '<meta itemprop="headline"', '<link itemprop="url" href="/blog/harbour-wall/"><meta itemprop="headline"')
+    m = extract_metadata(_related_posts(by_url), url="https://blog.example/blog/harbour-wall",
+                         headline="Harbour wall repaired")
+    assert m["date_published"] == "2026-02-16"
+
+
+def test_article_items_that_are_all_other_posts_give_no_date_of_their_own():
+    # Only the related posts are declared: the first of them is not this page's article;
+    # the date shown under the headline is.
+    m = extract_metadata(_related_posts(""), url="https://blog.example/blog/harbour-wall",
+                         headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2026-02-17", "page text")
+
+
+def test_one_article_item_is_the_page_s_whatever_its_headline():
+    page = ('<html><head><script type="application/ld+json">{"@type": "NewsArticle", "headline": "Wall news",'
+            ' "datePublished": "2024-05-06"}</script></head><body><h1>Harbour wall repaired</h1>'
+            + BODY_TEXT + "</body></html>")
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2024-05-06", "json-ld")
+
+
+def test_a_numeric_date_reads_month_first_when_the_time_element_says_so():
+    # htmldate reads the text "03/01/2017" day first; the <time datetime> the page gives
+    # for it is 1 March.
+    page = ('<html><body><article><h1>Harbour wall repaired</h1><div class="meta">'
+            '<time datetime="2017-03-01T12:00:00Z">03/01/2017</time> by Ann Lee</div>'
+            + BODY_TEXT + "</article></body></html>")
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2017-03-01", "page text")
+    # Written day first and declared so, it stays 3 January.
+    m = extract_metadata(page.replace("2017-03-01T12", "2017-01-03T12"), url="https://news.example/harbour",
+                         headline="Harbour wall repaired")
+    assert m["date_published"] == "2017-01-03"
+
+
+def test_a_meta_date_reads_day_and_month_as_the_date_next_to_the_headline():
+    page = ('<html><head><meta name="article:published_time" content="03-09-2026"></head><body>'
+            '<h1>Harbour wall repaired</h1><p class="meta">March 9, 2026</p>' + BODY_TEXT + "</body></html>")
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2026-03-09", "meta")
+    # Nothing shown next to the headline: htmldate's reading stands.
+    m = extract_metadata(page.replace("March 9, 2026", "Ann Lee"), url="https://news.example/harbour",
+                         headline="Harbour wall repaired")
+    assert m["date_published"] == "2026-09-03"

@@ -133,3 +133,47 @@ def test_a_heading_in_capitals_takes_the_case_of_the_same_words_in_the_head():
     # Other words in the head: the heading stays as written.
     html = html.replace("<h1>TIPS FOR ONLINE SUCCESS</h1>", "<h1>TIPS FOR SUCCESS ONLINE</h1>")
     assert extract(html).title == "TIPS FOR SUCCESS ONLINE"
+
+
+def test_head_title_fallback_is_the_page_name_before_the_site_and_section():
+    # No displayed heading matches and there is not exactly one h1: the <title> is
+    # "Page | Site" (the site's name is its second, longer part) or "Page | Section | Site".
+    for head, expected in (("Dental Care | Northside Family Health Clinic", "Dental Care"),
+                           ("Charges | Payments API Reference | Acme", "Charges"),
+                           ("Acme | Payments for the internet", "Payments for the internet")):
+        html = f"<html><head><title>{head}</title></head><body>{BODY}</body></html>"
+        assert extract(html, url="https://acme.example/docs/charges").title == expected
+
+
+def test_og_title_fallback_drops_its_section_too():
+    html = ('<html><head><meta property="og:title" content="Gardens feed the village | District">'
+            "<title>x</title></head><body><h2>Latest</h2><h2>Most read</h2>" + BODY + "</body></html>")
+    assert extract(html, url="https://post.example/district/1").title == "Gardens feed the village"
+
+
+def test_service_page_title_is_the_page_name_of_the_head_title():
+    from pathlib import Path
+
+    from scrapy_cepr.core.page import Page
+    from scrapy_cepr.core.title import pick_title
+
+    html = (Path(__file__).parent / "fixtures" / "pagetype_service_boatyard.html").read_text("utf-8")
+    html = html.replace("<h1>Boat repair and servicing</h1>", "<h1>Back on the water by Friday</h1>")
+    html = html.replace("<title>", "<title>Boat repair | Hull, engine and rigging work | ", 1)
+    page = Page.from_html(html, url="https://brightwater.example/services")
+    assert pick_title(page)[0] == "Boat repair"
+
+
+def test_the_site_name_before_the_page_name_is_known_from_the_logo_linking_home():
+    # No heading and a "Site - Page" <title>: the logo, a link to the home page, names the
+    # site, so the page's name is the second part.
+    logo = '<a href="../index.html"><img src="/logo.gif" alt="Valley Courier Online"></a>'
+    html = (f"<html><head><title>Valley Courier Online - Rail workers vote to strike</title></head><body>{logo}"
+            + BODY + "</body></html>")
+    assert extract(html, url="https://courier.example/news/rail.html").title == "Rail workers vote to strike"
+    # A link elsewhere (another site, or a page that is not an index) names nothing.
+    for href in ("https://other.example/", "../contact.html", "../index.html?page=2"):
+        page = html.replace("../index.html", href)
+        assert extract(page, url="https://courier.example/news/rail.html").title == "Valley Courier Online"
+    # A link to the page itself is not the site's home page.
+    assert extract(html, url="https://courier.example/").title == "Valley Courier Online"

@@ -62,6 +62,7 @@ _LIST_KEYS = ("authors", "tags", "breadcrumbs")
 _ARTICLE_TYPE_RE = re.compile(r"(Article|BlogPosting|Report|Posting)$")
 _MAX_ITEMS = 200  # structured-data items walked per page (bounded work on hostile pages)
 _MAX_LIST = 20  # authors / tags kept
+_HEADLINE_MATCH = 80.0  # rapidfuzz ratio of an article item's headline to ours (as pick_title's)
 
 
 def empty_metadata(headline: str | None = None) -> dict[str, Any]:
@@ -113,8 +114,8 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
     data = _structured(tree, base)
     head = _head_meta(tree)
     og = data["opengraph"]
-    ld = _article(data["json-ld"])
-    md = _article(data["microdata"])
+    ld = _article(data["json-ld"], headline=headline, url=url)
+    md = _article(data["microdata"], headline=headline, url=url)
     candidates: dict[str, list[tuple[str, Any]]] = {k: [] for k in METADATA_KEYS if k != "headline"}
 
     def add(key: str, source_name: str, value: Any) -> None:
@@ -184,6 +185,12 @@ def extract_metadata(source: str | bytes, *, url: str | None = None, headline: s
                 out["sources"][key] = source_name
                 break
     url_day = _url_date(url)
+    if out["sources"].get("date_published") == "meta":
+        # A <meta> date is read by htmldate from whatever the page wrote ("03-09-2026"):
+        # the date next to the headline tells day from month.
+        near = _near_date(heading)
+        if near:
+            out["date_published"] = _swap_confirmed(out["date_published"], {near[:10]})
     if out["date_published"] is None:
         out["date_published"], date_source = _evidenced_date(url_day, heading, unconfirmed_dates)
         if out["date_published"] and date_source:
@@ -288,8 +295,8 @@ def guess_language(text: str, *, min_hits: int = 3) -> str | None:
 #: WCXB dev (``benchmarks/metadata_wcxb.py --by-source``; docs/formats.rst). Rounded to
 #: 0.05; a source with fewer than 20 values there keeps the default of its kind.
 _SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
-    "authors": {"json-ld": 0.85, "microdata": 0.8, "meta": 0.85, "byline": 0.65},
-    "date_published": {"json-ld": 0.85, "microdata": 0.9, "opengraph": 0.9, "meta": 0.6, "page text": 0.6},
+    "authors": {"json-ld": 0.85, "microdata": 0.85, "meta": 0.85, "byline": 0.65},
+    "date_published": {"json-ld": 0.85, "microdata": 0.95, "opengraph": 0.9, "meta": 0.65, "page text": 0.6},
 }
 #: Where a field has no measurement: declarations of the page rank above what is read from
 #: its text or guessed.
@@ -513,8 +520,43 @@ def _near_date(heading) -> str | None:
                 continue  # bounded work: dateparser's time grows with the text
             found = _date_in(elements, with_tail=len(elements) == 1 and elements[0] in levels, extensive=extensive)
             if found and not (extensive and found.endswith("-01-01")):
-                return found
+                return _swap_confirmed(found, _time_days(elements))
     return None
+
+
+_ISO_DAY_RE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})")
+
+
+def _time_days(elements) -> set[str]:
+    """The days (``YYYY-MM-DD``) that the ``<time datetime>`` attributes in *elements*
+    (the elements and their descendants) give in ISO 8601: the machine-readable form of
+    the dates they display (HTML's ``time`` element)."""
+    days = set()
+    for el in elements:
+        for time in el.iter("time"):
+            match = _ISO_DAY_RE.match(time.get("datetime") or "")
+            if match:
+                days.add(match.group(1))
+    return days
+
+
+def _swap_confirmed(day: str, evidence: set[str]) -> str:
+    """*day* (``YYYY-MM-DD``), or the same numbers with day and month swapped when both are
+    at most 12 and the swapped day, not *day*, is in *evidence*: a numeric date such as
+    ``03/01/2017`` reads either way, and the page's own unambiguous date tells which.
+
+    >>> _swap_confirmed("2017-01-03", {"2017-03-01"}), _swap_confirmed("2017-01-03", {"2017-01-03", "2017-03-01"})
+    ('2017-03-01', '2017-01-03')
+    >>> _swap_confirmed("2017-01-23", {"2017-03-01"})
+    '2017-01-23'
+    """
+    year, month, rest = day[:4], day[5:7], day[8:10]
+    if len(day) < 10 or day[:10] in evidence or not (month.isdigit() and rest.isdigit()):
+        return day
+    swapped = f"{year}-{rest}-{month}"
+    if int(rest) <= 12 and swapped != day[:10] and swapped in evidence:
+        return swapped
+    return day
 
 
 def _meta_date(tree) -> str | None:
@@ -531,13 +573,19 @@ def _meta_date(tree) -> str | None:
     for meta in tree.iter("meta"):
         name = (meta.get("name") or meta.get("property") or "").strip().lower()
         prop = (meta.get("itemprop") or "").strip().lower()
-        if (name in DATE_ATTRIBUTES) if name else (prop in ITEMPROP_ATTRS_ORIGINAL):
+        if (name in DATE_ATTRIBUTES) if name else (prop in ITEMPROP_ATTRS_ORIGINAL and not _in_item(meta)):
             chosen.append(lxml.html.tostring(meta, encoding="unicode", with_tail=False))
         if len(chosen) >= _ZONE_ELEMENTS:
             break
     if not chosen:
         return None
     return _find_date_in("<html><head>" + "".join(chosen) + "</head><body></body></html>")
+
+
+def _in_item(element) -> bool:
+    """Whether *element* is inside a microdata item (an ancestor with ``itemscope``): its
+    ``itemprop`` is that item's property, not the page's."""
+    return any(el.get("itemscope") is not None for el in element.iterancestors())
 
 
 def _date_in(elements, *, with_tail: bool = False, extensive: bool = False) -> str | None:
@@ -782,27 +830,61 @@ def _types(item: dict) -> list[str]:
     return [x.rsplit("/", 1)[-1] for x in types if isinstance(x, str)]
 
 
-def _article(items: Sequence[Any]) -> dict | None:
-    """The first schema.org article item (``NewsArticle``, ``BlogPosting`` …), else the
+def _article(items: Sequence[Any], *, headline: str | None = None, url: str | None = None) -> dict | None:
+    """The page's schema.org article item (``NewsArticle``, ``BlogPosting`` …), else the
     ``mainEntity`` of a page item when it is one dated item (a ``QAPage``'s
     ``Question``: schema.org's primary entity of the page; not a list, as an
     ``FAQPage``'s), else the first ``WebPage`` item, else None.
 
+    One article item is the page's. Of several (a list of related posts beside, or
+    instead of, the page's own), the page's is the first whose ``headline``/``name``
+    matches *headline* (rapidfuzz ``ratio`` of at least 80, case folded) or whose
+    ``url``/``mainEntityOfPage`` has the path of *url*; when none does, none is taken.
+
     >>> _article([{"@type": "QAPage", "mainEntity": {"@type": "Question", "dateCreated": "2014-02-04"}}])
     {'@type': 'Question', 'dateCreated': '2014-02-04'}
+    >>> posts = [{"@type": "BlogPosting", "headline": "Other post"}, {"@type": "BlogPosting", "headline": "Storm hits"}]
+    >>> _article(posts, headline="Storm hits")["headline"], _article(posts, headline="Snow") is None
+    ('Storm hits', True)
     """
     page = main = None
+    articles: list[dict] = []
     for item in _walk(items):
         types = _types(item)
         if any(_ARTICLE_TYPE_RE.search(t) for t in types):
-            return item
+            articles.append(item)
+            continue
         if any(t.endswith("Page") for t in types):
             entity = item.get("mainEntity")
             if main is None and isinstance(entity, dict) and (entity.get("datePublished") or entity.get("dateCreated")):
                 main = entity
             if page is None and any(t.endswith("WebPage") for t in types):
                 page = item
+    if len(articles) == 1:
+        return articles[0]
+    if articles:
+        return next((a for a in articles if _is_pages_item(a, headline, url)), None) or main or page
     return main or page
+
+
+def _is_pages_item(item: dict, headline: str | None, url: str | None) -> bool:
+    """Whether *item* names the page: its ``headline``/``name`` matches *headline*
+    (``ratio`` >= 80, case folded) or its ``url``/``mainEntityOfPage`` has the path of
+    *url* (trailing ``/`` aside)."""
+    from rapidfuzz import fuzz
+
+    name = _first_text(item.get("headline") or item.get("name"))
+    if name and headline and fuzz.ratio(name.casefold(), headline.casefold()) >= _HEADLINE_MATCH:
+        return True
+    link = _first_text(item.get("url")) or _first_text(item.get("mainEntityOfPage"))
+    return bool(link and url and _url_path(link) == _url_path(url))
+
+
+def _url_path(value: str) -> str:
+    try:
+        return urlsplit(value).path.rstrip("/")
+    except ValueError:
+        return ""
 
 
 def _breadcrumbs(items: Sequence[Any], base: str | None) -> list[dict[str, str | None]]:

@@ -12,8 +12,9 @@ How the title is picked (documented in the README too):
 4. With no matching heading, a page that has exactly one ``h1`` uses it (``h1`` elements
    with the same letters and digits count once: a headline repeated for another screen
    size); otherwise the
-   reference is used, with a trailing or leading site name (`` | Site``, `` - Site``)
-   removed from ``<title>``.
+   reference is used, reduced to the page's own name (:func:`page_name`: its parts that
+   are the site's name dropped, then the first part of what is left: a ``<title>`` or
+   ``og:title`` is written "Page | Site" or "Page | Section | Site").
 5. With neither headings nor reference, the title is None. Never an exception.
 6. Whatever its origin, a leading or trailing part of the title that is the site's own
    name (``og:site_name``, ``application-name`` or a label of the URL's host name, compared
@@ -26,8 +27,8 @@ How the title is picked (documented in the README too):
    keep no case; "TIPS FOR ONLINE SUCCESS" -> "Tips for Online Success").
 7. On a page that the page-type classifier calls ``service`` (a company's or product's
    landing page, :mod:`scrapy_cepr.core.pagetype`), whose headings are slogans ("You
-   deserve to be happy."), the title is the reference with its site name removed
-   (:func:`strip_site_name`, then step 6) instead of the heading; the heading stays the
+   deserve to be happy."), the title is the reference reduced to the page's own name
+   (:func:`page_name`, then step 6) instead of the heading; the heading stays the
    headline node that the methods anchor on. Measured on WCXB dev in docs/formats.rst.
 """
 
@@ -35,13 +36,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from rapidfuzz import fuzz
 
 from .page import Page
 
-__all__ = ["drop_site_name", "pick_title", "site_names", "strip_site_name"]
+__all__ = ["drop_site_name", "page_name", "pick_title", "site_names", "strip_site_name"]
 
 _SEPARATORS = re.compile(r"\s+(?:[|\-–—:»·•]|::|//)\s+")
 _SEPARATORS_KEPT = re.compile(r"(\s+(?:[|\-–—:»·•/]|::|//)\s+)")
@@ -131,6 +132,52 @@ def _declared_site_names(page: Page) -> list[str]:
     return out
 
 
+_INDEX_FILES = frozenset({"", "index.html", "index.htm", "index.php", "default.aspx"})
+_HOME_LINKS = 3  # links to the home page read for the site's name (the logo comes first)
+_MAX_HOME_NAME = 60  # characters of a home link's name
+
+
+def _index_dir(path: str) -> str | None:
+    """The directory a URL path names when it is a directory or its index file
+    (``/`` or ``/index.html`` -> ``/``; ``/a/b.html`` -> None)."""
+    head, _, last = path.rpartition("/")
+    return head + "/" if path.startswith("/") and last in _INDEX_FILES else None
+
+
+def _home_link_names(page: Page) -> list[str]:
+    """The names of the first links (at most 3) to the site's home page: a link to the
+    index of a directory above the page (``/`` on a web server; not the page itself), on
+    the same host, without a query or fragment. Its name is its text, else its ``aria-label`` or ``title``, else
+    the ``alt`` of an image in it: a site's logo links to its home page and carries its
+    name ("Riverside Courier Online"). Empty without the page's URL."""
+    root = page.root
+    if root is None or not page.url:
+        return []
+    here = urlsplit(page.url)
+    out: list[str] = []
+    for link in root.iter("a"):
+        href = (link.get("href") or "").strip()
+        if not href or "#" in href:
+            continue
+        try:
+            there = urlsplit(urljoin(page.url, href))
+        except ValueError:
+            continue
+        home = _index_dir(there.path)
+        if (home is None or there.query or there.hostname != here.hostname or not here.path.startswith(home)
+                or _index_dir(here.path) == home):  # a link to the page itself
+            continue
+        text = " ".join("".join(link.itertext()).split()) or link.get("aria-label") or link.get("title") or ""
+        if not text:
+            text = next((img.get("alt") or "" for img in link.iter("img") if img.get("alt")), "")
+        text = " ".join(text.split())
+        if text and len(text) <= _MAX_HOME_NAME:
+            out.append(text)
+        if len(out) >= _HOME_LINKS:
+            break
+    return out
+
+
 def strip_site_name(title: str) -> str:
     """Remove a site name glued to a ``<title>`` with ``" | "``, ``" - "``, ``" – "``, ``" — "``,
     ``" : "``, ``" :: "``, ``" // "``, ``" » "``, ``" · "`` or ``" • "``: the longest part is kept.
@@ -146,6 +193,27 @@ def strip_site_name(title: str) -> str:
     return max(parts, key=len) if len(parts) > 1 else title
 
 
+def page_name(title: str, names: set[str]) -> str:
+    """The page's own name in a ``<title>`` or ``og:title``: the parts that are the site's
+    name (*names*, :func:`site_names`) dropped from both ends (:func:`drop_site_name`),
+    then the first of the parts left (split at ``" | "``, ``" - "`` … as
+    :func:`strip_site_name`): "Page | Section | Site" is the convention, the page's name
+    first and what it belongs to after it. Never empty.
+
+    >>> page_name("Dental Care | Northside Clinic", {"northsideclinic"})
+    'Dental Care'
+    >>> page_name("Charges | Acme API Reference", {"acme"})
+    'Charges'
+    >>> page_name("Acme | Payments for the internet", {"acme"})
+    'Payments for the internet'
+    >>> page_name("Storm hits the coast", {"dailyplanet"})
+    'Storm hits the coast'
+    """
+    rest = drop_site_name(title, names) if names else title
+    first = _SEPARATORS.split(rest)[0].strip()
+    return first or rest
+
+
 def pick_title(page: Page) -> tuple[str | None, int | None]:
     """The displayed headline of *page* and the index of its first text node.
 
@@ -156,14 +224,15 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
     """
     title, index = _pick(page)
     reference = page.meta_title or page.html_title
+    names = site_names(page.url, *_declared_site_names(page), *_home_link_names(page))
+    if title and index is None:
+        title = page_name(title, names)
     if title and index is not None and reference:
         title = _restore_case(title, reference)
     if title and index is not None and reference and _is_service_page(page):
-        title = strip_site_name(reference)
-    if title:
-        names = site_names(page.url, *_declared_site_names(page))
-        if names:
-            title = drop_site_name(title, names)
+        title = page_name(reference, names)
+    if title and names:
+        title = drop_site_name(title, names)
     return title, index
 
 
@@ -235,10 +304,8 @@ def _pick(page: Page) -> tuple[str | None, int | None]:
     h1 = list({_key(c[2]): c for c in reversed(candidates) if c[0] == 1}.values())
     if len(h1) == 1:
         return h1[0][2], h1[0][1]
-    if page.meta_title:
-        return page.meta_title, None
-    if page.html_title:
-        return strip_site_name(page.html_title), None
+    if reference:
+        return reference, None  # reduced to the page's name by pick_title
     if candidates:
         level, first, text = min(candidates, key=lambda c: (c[0], c[1]))
         return text, first
