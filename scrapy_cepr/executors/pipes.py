@@ -91,18 +91,28 @@ class _WorkerChannel(asyncio.SubprocessProtocol):
             fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined,unused-ignore]
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
+        # The replies are unpickled from views of what was read (no copy); only a
+        # reply cut by the end of this read waits in the buffer for the rest.
         buffer = self._buffer
-        buffer += data
-        head, start = REPLY_HEADER.size, 0
-        while len(buffer) - start >= head:
-            (size,) = REPLY_HEADER.unpack_from(buffer, start)
-            end = start + head + size
-            if len(buffer) < end:
-                break
-            self._resolve(*decode_reply(bytes(buffer[start + head:end])))
-            start = end
-        if start:
+        chunk: bytes | bytearray = data
+        if buffer:
+            buffer += data
+            chunk = buffer
+        head, start, size_read = REPLY_HEADER.size, 0, len(chunk)
+        with memoryview(chunk) as view:
+            while size_read - start >= head:
+                (size,) = REPLY_HEADER.unpack_from(view, start)
+                end = start + head + size
+                if size_read < end:
+                    break
+                with view[start + head:end] as payload:
+                    reply = decode_reply(payload)
+                self._resolve(*reply)
+                start = end
+        if chunk is buffer:
             del buffer[:start]
+        elif start < size_read:
+            buffer += chunk[start:]
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1:  # the worker's output ended: every reply it wrote has been read
