@@ -17,11 +17,14 @@ Pieces (see ``docs/archives.md`` for the how-to and the measurements):
   a ``WARC-Date`` range, HTTP status, MIME type, and optionally the language
   (``Content-Language`` or ``<html lang>``).
 * :class:`ArchiveSpider` (the base of the example project's ``archivespider``) turns
-  each kept record into a request to the ``warc:`` scheme; :class:`ArchiveDownloadHandler`
-  (registered for that scheme in the spider's settings) answers it with the record's
-  response built by :func:`record_response`. So the response passes the downloader
-  middlewares, the spider middlewares (:class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware`
-  attaches the page to the items) and the pipeline like any downloaded page.
+  each kept record into the response :func:`record_response` builds and hands it to
+  Scrapy's scraper (:meth:`ArchiveSpider.scrape_record`): the spider middlewares
+  (:class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware` attaches the page to the
+  items), the callback and the pipeline see it like any downloaded page, without the
+  scheduler, the downloader and the downloader middlewares. With ``-a downloader=true``
+  each record is a request to the ``warc:`` scheme instead, which
+  :class:`ArchiveDownloadHandler` (registered for that scheme in the spider's settings)
+  answers with the same response, through the downloader middlewares.
 * :class:`ExportLedger` makes a run resumable with ``JOBDIR``: see "Resuming" below.
 
 Reader: warcio, not FastWARC. FastWARC reads records about 2x faster (0.3 against
@@ -749,7 +752,9 @@ class ArchiveSpider(scrapy.Spider):
     * ``since``, ``until``: ``WARC-Date`` range (``YYYY-MM-DD`` inclusive, or ISO 8601);
     * ``status`` (default ``200``), ``mime`` (default ``text/html,application/xhtml+xml``),
       ``lang`` (e.g. ``en,de``): see :class:`ArchiveFilter`;
-    * ``max_bytes``: largest payload (default ``CEPR_MAX_HTML_BYTES``, else 10 MiB).
+    * ``max_bytes``: largest payload (default ``CEPR_MAX_HTML_BYTES``, else 10 MiB);
+    * ``downloader``: ``true`` sends each record through the scheduler, the downloader
+      and its middlewares (:attr:`use_downloader`; default ``false``, see :meth:`start`).
 
     Each kept record's response reaches :meth:`parse` (override it to yield other
     items); the default yields :func:`record_item`. Stats: ``cepr/archive/records`` (read),
