@@ -17,11 +17,14 @@ Pieces (see ``docs/archives.md`` for the how-to and the measurements):
   a ``WARC-Date`` range, HTTP status, MIME type, and optionally the language
   (``Content-Language`` or ``<html lang>``).
 * :class:`ArchiveSpider` (the base of the example project's ``archivespider``) turns
-  each kept record into a request to the ``warc:`` scheme; :class:`ArchiveDownloadHandler`
-  (registered for that scheme in the spider's settings) answers it with the record's
-  response built by :func:`record_response`. So the response passes the downloader
-  middlewares, the spider middlewares (:class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware`
-  attaches the page to the items) and the pipeline like any downloaded page.
+  each kept record into the response :func:`record_response` builds and hands it to
+  Scrapy's scraper (:meth:`ArchiveSpider.scrape_record`): the spider middlewares
+  (:class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware` attaches the page to the
+  items), the callback and the pipeline see it like any downloaded page, without the
+  scheduler, the downloader and the downloader middlewares. With ``-a downloader=true``
+  each record is a request to the ``warc:`` scheme instead, which
+  :class:`ArchiveDownloadHandler` (registered for that scheme in the spider's settings)
+  answers with the same response, through the downloader middlewares.
 * :class:`ExportLedger` makes a run resumable with ``JOBDIR``: see "Resuming" below.
 
 Reader: warcio, not FastWARC. FastWARC reads records about 2x faster (0.3 against
@@ -65,9 +68,11 @@ import scrapy
 from scrapy import signals
 from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.http import Headers, HtmlResponse, Response
+from scrapy.logformatter import LogFormatter
 from scrapy.responsetypes import responsetypes
 from scrapy.settings import default_settings
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 
 try:
     from warcio.archiveiterator import ArchiveIterator
@@ -168,6 +173,21 @@ def _split(value: str | Iterable[str] | None) -> tuple[str, ...]:
         return ()
     items = value.split(",") if isinstance(value, str) else value
     return tuple(s.strip() for s in items if s and s.strip())
+
+
+def _flag(name: str, value: str | bool) -> bool:
+    """A spider argument's boolean (``true``/``false``, ``1``/``0``, ``yes``/``no``).
+
+    :raises ValueError: anything else.
+    """
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"{name}: expected true or false, got {value!r}")
 
 
 def _host_in(host: str, domains: tuple[str, ...]) -> bool:
@@ -702,6 +722,25 @@ def record_item(response: Response) -> dict[str, Any]:
             "warc_file": record.file, "warc_offset": record.offset}
 
 
+class QuietScrapedLogFormatter(LogFormatter):
+    """Scrapy's :class:`~scrapy.logformatter.LogFormatter` without the DEBUG line
+    "Scraped from <200 …>" of each item (with the item's repr), which Scrapy builds as a
+    log record for every item even when ``LOG_LEVEL`` drops it."""
+
+    def scraped(self, item: Any, response: Any, spider: Any) -> None:  # type: ignore[override]
+        return None
+
+
+def _skip_scraped_debug_line(settings: Any) -> None:
+    """Set ``LOG_FORMATTER`` to :class:`QuietScrapedLogFormatter` in *settings* when
+    ``LOG_LEVEL`` is above DEBUG and the project kept Scrapy's own formatter."""
+    level = settings.get("LOG_LEVEL", "DEBUG")
+    number = level if isinstance(level, int) else logging.getLevelName(str(level).upper())
+    if isinstance(number, int) and number > logging.DEBUG and \
+            settings.get("LOG_FORMATTER") == default_settings.LOG_FORMATTER:
+        settings.set("LOG_FORMATTER", f"{__name__}.QuietScrapedLogFormatter", priority="spider")
+
+
 class ArchiveSpider(scrapy.Spider):
     """A spider whose pages come from web archives (see the module docstring).
 
@@ -713,12 +752,16 @@ class ArchiveSpider(scrapy.Spider):
     * ``since``, ``until``: ``WARC-Date`` range (``YYYY-MM-DD`` inclusive, or ISO 8601);
     * ``status`` (default ``200``), ``mime`` (default ``text/html,application/xhtml+xml``),
       ``lang`` (e.g. ``en,de``): see :class:`ArchiveFilter`;
-    * ``max_bytes``: largest payload (default ``CEPR_MAX_HTML_BYTES``, else 10 MiB).
+    * ``max_bytes``: largest payload (default ``CEPR_MAX_HTML_BYTES``, else 10 MiB);
+    * ``downloader``: ``true`` sends each record through the scheduler, the downloader
+      and its middlewares (:attr:`use_downloader`; default ``false``, see :meth:`start`).
 
     Each kept record's response reaches :meth:`parse` (override it to yield other
     items); the default yields :func:`record_item`. Stats: ``cepr/archive/records`` (read),
     ``cepr/archive/pages`` (sent to the callback), ``cepr/archive/skipped/<reason>``
-    (:data:`SKIP_REASONS`), ``cepr/archive/files``.
+    (:data:`SKIP_REASONS`), ``cepr/archive/files``, and in the direct mode
+    ``cepr/archive/max_in_progress`` (most pages in the scraper at once, at most
+    ``CONCURRENT_REQUESTS``).
 
     :raises ValueError: a bad argument, no matching file, or a resume (a non-empty
         ledger in ``JOBDIR``) with a feed in ``overwrite`` mode (``-O``).
@@ -729,22 +772,41 @@ class ArchiveSpider(scrapy.Spider):
     #: The crawler's stats collector, from ``spider_opened`` on.
     stats: Any = None
 
+    #: Whether each record's response goes through Scrapy's scheduler, downloader and
+    #: downloader middlewares (a ``warc:`` request answered by
+    #: :class:`ArchiveDownloadHandler`) instead of straight to the spider middlewares and
+    #: the callback (``-a downloader=true``; see :meth:`start`).
+    use_downloader: bool = False
+
     def __init__(self, paths: str | None = None, hosts: str | None = None, exclude_hosts: str | None = None,
                  since: str | None = None, until: str | None = None, status: str | None = None,
                  mime: str | None = None, lang: str | None = None, max_bytes: str | int | None = None,
-                 *args: Any, **kwargs: Any) -> None:
+                 downloader: str | bool | None = None, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.filters = ArchiveFilter.from_args(hosts=hosts, exclude_hosts=exclude_hosts, since=since, until=until,
                                                status=status, mime=mime, lang=lang)
         self.paths = self.archive_paths(paths)
         self._max_bytes_arg = max_bytes
+        if downloader is not None:
+            self.use_downloader = _flag("downloader", downloader)
         self.ledger: ExportLedger | None = None
+        #: Responses handed to the scraper and not yet processed (direct mode).
+        self._in_flight = 0
+        self._peak = 0
+        self._room: Deferred[None] | None = None
 
     def archive_paths(self, paths: str | None) -> list[str]:
         """The files to read (:func:`expand_paths`); a subclass may take them elsewhere."""
         if paths is None:
             raise ValueError("give the archives: -a paths=FILE_OR_GLOB[,...]")
         return expand_paths(paths)
+
+    @classmethod
+    def update_settings(cls, settings: Any) -> None:
+        """:attr:`custom_settings`, and Scrapy's per-item "Scraped from" DEBUG line is
+        not built when ``LOG_LEVEL`` drops it (:class:`QuietScrapedLogFormatter`)."""
+        super().update_settings(settings)
+        _skip_scraped_debug_line(settings)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> ArchiveSpider:
@@ -763,6 +825,7 @@ class ArchiveSpider(scrapy.Spider):
             raise ValueError(f"max_bytes: expected a number of bytes, got {raw!r}") from None
         if self.max_bytes <= 0:
             raise ValueError(f"max_bytes must be > 0, got {raw!r}")
+        self._max_in_flight = max(1, settings.getint("CONCURRENT_REQUESTS", 32))
         jobdir = settings.get("JOBDIR")
         feeds, problems = local_feeds(settings)
         if jobdir:
@@ -816,23 +879,66 @@ class ArchiveSpider(scrapy.Spider):
             self.stats.inc_value("cepr/archive/unreadable_files")
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
-        """One request per kept record, read lazily: while the engine backs out (the
-        downloader's slots full, or ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes of responses
-        waiting for the spider and the pipeline), no record is read, so memory holds only
-        the pages in progress (Scrapy consumes ``start()`` eagerly otherwise)."""
+        """The records' pages, read lazily: while the engine backs out (the scraper holds
+        ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes of responses, or ``CONCURRENT_REQUESTS``
+        pages are in progress) no record is read, so memory holds only the pages in
+        progress (Scrapy consumes ``start()`` eagerly otherwise).
+
+        By default each kept record's response goes straight to Scrapy's scraper
+        (:meth:`scrape_record`): the spider middlewares, the callback, the item pipelines
+        and the ``item_scraped`` signal see it as a downloaded page, but no request is
+        scheduled or downloaded, so the downloader middlewares and the
+        ``request_scheduled``/``response_received`` signals do not see it (the stats
+        ``response_received_count`` and ``cepr/archive/pages`` count the pages).
+        With :attr:`use_downloader` (``-a downloader=true``) it yields one ``warc:``
+        request per record instead, answered by :class:`ArchiveDownloadHandler`."""
         for path in self.paths:
             for record in self.records(path):
-                await self._wait_for_room()
+                if not await self._wait_for_room():
+                    return
                 self.stats.inc_value("cepr/archive/pages")
-                yield record_request(record, callback=self.parse)
+                if self.use_downloader:
+                    yield record_request(record, callback=self.parse)
+                else:
+                    self.scrape_record(record)
 
-    async def _wait_for_room(self) -> None:
+    def scrape_record(self, record: ArchiveRecord) -> None:
+        """Hand *record*'s response (:func:`record_response`, its request from
+        :func:`record_request`) to the engine's scraper, as the engine does with a
+        downloaded response: spider middlewares, ``parse``, item pipelines."""
+        request = record_request(record, callback=self.parse)
+        response = record_response(record, request)
+        self.stats.inc_value("response_received_count")
+        self._in_flight += 1
+        if self._in_flight > self._peak:
+            self._peak = self._in_flight
+            self.stats.set_value("cepr/archive/max_in_progress", self._peak)
+        self.crawler.engine.scraper.enqueue_scrape(response, request).addBoth(self._scraped)
+
+    def _scraped(self, result: Any) -> None:
+        self._in_flight -= 1
+        room, self._room = self._room, None
+        if room is not None:
+            room.callback(None)
+
+    async def _wait_for_room(self) -> bool:
+        """Wait while the engine backs out (or, direct, while ``CONCURRENT_REQUESTS``
+        pages are in the scraper); False when the engine stopped."""
         from twisted.internet import reactor  # the one Scrapy installed (never import it at module level)
         from twisted.internet.task import deferLater
 
         engine = self.crawler.engine
-        while engine is not None and engine.needs_backout() and engine.running:
-            await maybe_deferred_to_future(deferLater(reactor, BACKOUT_POLL_SECONDS, lambda: None))
+        if engine is None:
+            return True
+        direct = not self.use_downloader
+        limit = self._max_in_flight
+        while engine.running and (engine.needs_backout() or (direct and self._in_flight >= limit)):
+            if direct and self._in_flight:  # woken by the next page done
+                self._room = Deferred()
+                await maybe_deferred_to_future(self._room)
+            else:
+                await maybe_deferred_to_future(deferLater(reactor, BACKOUT_POLL_SECONDS, lambda: None))
+        return bool(engine.running) or self.use_downloader
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Yield :func:`record_item` of *response*."""

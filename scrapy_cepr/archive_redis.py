@@ -448,7 +448,7 @@ class RedisArchiveSpider(ArchiveSpider):
         return any(_text(owner) != self.crawler_id for owner in self.server.hvals(self.k_leases))
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
-        """Lease files from the queue and yield their records' requests until the queue
+        """Lease files from the queue and scrape (or yield the requests of) their records until the queue
         is empty and no other crawler holds a lease (a dead one's are requeued)."""
         from scrapy.utils.defer import maybe_deferred_to_future
         from twisted.internet import reactor
@@ -469,10 +469,14 @@ class RedisArchiveSpider(ArchiveSpider):
             logger.info("crawler %s: reading %s (%d records done before)", self.crawler_id, path, len(done))
             self._done_members = done
             for record in self.records(path):
-                await self._wait_for_room()
+                if not await self._wait_for_room():
+                    return
                 self._outstanding[entry].add(record.offset)
                 self.stats.inc_value("cepr/archive/pages")
-                yield record_request(record, callback=self.parse)
+                if self.use_downloader:
+                    yield record_request(record, callback=self.parse)
+                else:
+                    self.scrape_record(record)
             self._read_done.add(entry)
             self._maybe_finish(entry)
 

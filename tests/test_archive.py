@@ -216,9 +216,13 @@ def _stat(log: str, name: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def test_archivespider_exports_the_html_pages_as_extract_sees_them(mixed: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("downloader", [False, True])
+def test_archivespider_exports_the_html_pages_as_extract_sees_them(mixed: Path, tmp_path: Path,
+                                                                   downloader: bool) -> None:
+    """The same items whether the responses go straight to the scraper (the default) or
+    through the scheduler and the downloader (``-a downloader=true``)."""
     out = tmp_path / "out.jsonl"
-    done = _crawl("-a", f"paths={mixed}", "-O", str(out))
+    done = _crawl("-a", f"paths={mixed}", "-a", f"downloader={str(downloader).lower()}", "-O", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
     items = [json.loads(line) for line in out.read_text().splitlines()]
     assert [i["url"] for i in items] == KEPT
@@ -234,8 +238,11 @@ def test_archivespider_exports_the_html_pages_as_extract_sees_them(mixed: Path, 
     for reason, n in SKIPPED.items():
         assert _stat(log, f"cepr/archive/skipped/{reason}") == n
     assert _stat(log, "cepr/archive/records") == 12 and _stat(log, "cepr/cleaned") == 4
-    # Nothing but the four archive requests reached the downloader (no robots.txt, no redirect).
-    assert _stat(log, "downloader/request_count") == 4
+    assert _stat(log, "response_received_count") == 4 and _stat(log, "item_scraped_count") == 4
+    assert 1 <= _stat(log, "cepr/archive/max_in_progress") <= 4 or downloader
+    # Nothing but the four archive requests reached the downloader (no robots.txt, no
+    # redirect); none in the direct mode.
+    assert _stat(log, "downloader/request_count") == (4 if downloader else 0)
     assert "robots.txt" not in log and "http://" not in re.sub(r"\(\+https?://\S+\)", "", "\n".join(
         line for line in log.splitlines() if "Crawled" in line))
 
@@ -304,7 +311,7 @@ def test_network_only_downloader_middlewares_leave_archive_records_alone(tmp_pat
     write_warc(path, [response("https://news.example.com/busy", article(1), status="503 Service Unavailable"),
                       response("https://news.example.com/ok", article(2))])
     out = tmp_path / "out.jsonl"
-    done = _crawl("-a", f"paths={path}", "-a", "status=200,503", "-O", str(out))
+    done = _crawl("-a", f"paths={path}", "-a", "status=200,503", "-a", "downloader=true", "-O", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
     assert sorted(json.loads(line)["url"] for line in out.read_text().splitlines()) == [
         "https://news.example.com/busy", "https://news.example.com/ok"]
@@ -324,6 +331,47 @@ def test_network_only_downloader_middlewares_leave_archive_records_alone(tmp_pat
     for name in ("offsite.OffsiteMiddleware", "retry.RetryMiddleware", "useragent.UserAgentMiddleware"):
         assert middlewares[f"scrapy.downloadermiddlewares.{name}"] is None
     assert middlewares["scrapy.downloadermiddlewares.stats.DownloaderStats"] is not None
+
+
+def test_direct_mode_reads_no_more_records_than_concurrent_requests(tmp_path: Path) -> None:
+    """The direct mode reads a record only when the scraper has room: at most
+    CONCURRENT_REQUESTS pages in progress, and every record exported once."""
+    path = tmp_path / "many.warc.gz"
+    write_warc(path, [response(f"https://news.example.com/{i}", article(i)) for i in range(40)])
+    out = tmp_path / "out.jsonl"
+    done = _crawl("-a", f"paths={path}", "-s", "CONCURRENT_REQUESTS=3", "-O", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    urls = [json.loads(line)["url"] for line in out.read_text().splitlines()]
+    assert sorted(urls) == sorted(f"https://news.example.com/{i}" for i in range(40))
+    assert 1 <= _stat(done.stderr, "cepr/archive/max_in_progress") <= 3
+
+
+def test_direct_mode_argument_and_quiet_scraped_log_line(tmp_path: Path) -> None:
+    """``-a downloader=`` takes a boolean; at LOG_LEVEL INFO the archive spider uses a
+    log formatter without Scrapy's per-item "Scraped from" DEBUG line, and keeps Scrapy's
+    at DEBUG or a project's own formatter."""
+    from scrapy.settings import Settings
+
+    from scrapy_cepr.archive import ArchiveSpider, QuietScrapedLogFormatter
+
+    path = tmp_path / "one.warc.gz"
+    write_warc(path, [response("https://news.example.com/ok", article(2))])
+    assert ArchiveSpider(paths=str(path)).use_downloader is False
+    assert ArchiveSpider(paths=str(path), downloader="true").use_downloader is True
+    assert ArchiveSpider(paths=str(path), downloader="0").use_downloader is False
+    with pytest.raises(ValueError, match="downloader: expected true or false"):
+        ArchiveSpider(paths=str(path), downloader="maybe")
+
+    def formatter(values: dict) -> str:
+        settings = Settings(values, priority="project")
+        ArchiveSpider.update_settings(settings)
+        return settings.get("LOG_FORMATTER")
+
+    quiet = "scrapy_cepr.archive.QuietScrapedLogFormatter"
+    assert formatter({"LOG_LEVEL": "INFO"}) == quiet
+    assert formatter({"LOG_LEVEL": "DEBUG"}) == "scrapy.logformatter.LogFormatter"
+    assert formatter({"LOG_LEVEL": "INFO", "LOG_FORMATTER": "myproject.Formatter"}) == "myproject.Formatter"
+    assert QuietScrapedLogFormatter().scraped({}, None, None) is None
 
 
 def test_gzip_members_are_inflated_with_isal_and_read_the_same(mixed: Path, tmp_path: Path, monkeypatch) -> None:

@@ -149,6 +149,31 @@ def test_process_workers_get_the_page_as_sent():
     assert results[0][0].title == "Storm\ufffd hits coast"  # the core replaces the lone surrogate
 
 
+def test_replies_are_read_whole_whatever_the_pieces_the_pipe_gives():
+    """Replies split anywhere by the reads (header, payload), several in one read: each
+    resolves its own page, in order."""
+    from scrapy_cepr.executors.pipes import _WorkerChannel
+    from scrapy_cepr.transport import encode_reply
+
+    frames = b"".join(encode_reply(True, (PageResult(title=f"t{i}", body="é" * (i * 700)), 0.0)) for i in range(8))
+
+    async def go(cuts):
+        loop = asyncio.get_running_loop()
+        channel = _WorkerChannel(loop, on_lost=lambda c: None)
+        channel.ready.set_result(1)
+        futures = [loop.create_future() for _ in range(8)]
+        channel.pending.extend(futures)
+        for start, end in zip((0, *cuts), (*cuts, len(frames)), strict=True):
+            channel.pipe_data_received(1, frames[start:end])
+        assert not channel._buffer
+        return [f.result()[0].title for f in futures]
+
+    expected = [f"t{i}" for i in range(8)]
+    assert asyncio.run(go(())) == expected  # all in one read
+    assert asyncio.run(go(tuple(range(1, len(frames))))) == expected  # one byte per read
+    assert asyncio.run(go((2, 7, 3000, 3001, 9000))) == expected
+
+
 def test_process_replies_reach_the_page_that_asked_even_for_pages_larger_than_the_pipe():
     # 40 pages with distinct headlines, in flight together on 2 workers, one of them ~4 MB
     # (several times the pipe buffer, so it is written in pieces as the worker reads):

@@ -104,6 +104,21 @@ def test_encoding_travels_with_the_body(headers, body, expected):
     assert item["html"].text() == response.text  # decoded later, exactly as Scrapy would
 
 
+@pytest.mark.parametrize("body", [
+    b"", b"<p>plain ASCII</p>", "<p>Café</p>".encode(), "<p>café ça déjà été</p>".encode("latin-1"),
+    "<p>Привет мир, как дела сегодня</p>".encode("cp1251"),
+    "<p>日本語のテキストです。これは長い文です。</p>".encode("shift_jis"),
+    "<p>x</p>".encode("utf-16-le"), b"\xff\xfe<\x00p\x00>\x00",
+    # UTF-8 checked in 64 kB pieces: a character across a piece boundary, a cut one at the end.
+    b"a" * 65535 + "é".encode() + b"<p>", "é".encode() * 40_000 + b"\xc3",
+])
+def test_an_undeclared_encoding_is_what_scrapy_infers(body):
+    """Nothing declared (no BOM but the UTF-16 one, no charset in the header, no <meta>):
+    the encoding is Scrapy's own inference, found without decoding the body into text."""
+    response = HtmlResponse(URL, body=body, headers={"Content-Type": "text/html"})
+    assert response_encoding(response) == HtmlResponse(URL, body=body, headers={"Content-Type": "text/html"}).encoding
+
+
 def test_non_html_response_gets_a_skip_marker():
     mw = middleware()
     item = mw.get_processed_item({}, Response("http://news.example/a.pdf", body=b"%PDF",

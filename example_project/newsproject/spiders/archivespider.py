@@ -12,8 +12,10 @@ project's settings and pipelines, as a live crawl would.
 Arguments: ``paths`` (files or glob patterns, comma-separated), ``hosts`` /
 ``exclude_hosts``, ``since`` / ``until`` (``WARC-Date``, ``YYYY-MM-DD`` inclusive), ``status``
 (default 200), ``mime`` (default HTML), ``lang`` (``Content-Language`` or ``<html lang>``),
-``max_bytes``. Nothing is fetched from the network: each archived response is served by
-the ``warc:`` download handler (:mod:`scrapy_cepr.archive`).
+``max_bytes``, ``downloader`` (``true``: through the downloader middlewares). Nothing is
+fetched from the network: each archived response goes straight to the spider
+middlewares and the callback, or with ``-a downloader=true`` is served by the ``warc:``
+download handler (:mod:`scrapy_cepr.archive`).
 
 Each item: ``url`` (``WARC-Target-URI``), ``warc_date``, ``warc_record_id``, ``warc_file``,
 ``warc_offset``, then the pipeline's ``title``, ``body``, ``cepr_error``, ``page_type``.
