@@ -52,7 +52,7 @@ WORD = re.compile(r"\w+")
 
 LGB_PARAMS = {
     "objective": "binary", "n_estimators": 100, "num_leaves": 31, "max_depth": 6, "learning_rate": 0.1, "min_child_samples": 40,
-    "subsample": 1.0, "colsample_bytree": 0.8, "reg_lambda": 1.0, "deterministic": True, "force_row_wise": True,
+    "subsample": 1.0, "colsample_bytree": 1.0, "reg_lambda": 1.0, "deterministic": True, "force_row_wise": True,
     "n_jobs": 1, "random_state": 17, "verbose": -1,
 }
 FOLDS = 5
