@@ -13,7 +13,7 @@ blocks of 3 words or more; a shorter block counts only when its words occur in t
 in that order *and* a longer content block lies within 2 blocks, so that "Home" or
 "Share" is not content because the word occurs somewhere in the story).
 
-LightGBM (100 trees, ≤ 31 leaves, depth ≤ 6, deterministic, one thread) is trained with folds
+LightGBM (100 trees, ≤ 31 leaves, depth ≤ 6, every feature in every tree, deterministic, one thread) is trained with folds
 grouped by domain (WCXB ``domain``; AEB: the URL's host), GroupKFold(5). Out-of-fold block
 probabilities are assembled into page texts by :func:`scrapy_cepr.methods.typed.assemble`
 exactly as the method does, and scored with WCXB's word F1 per page type and the AEB

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -149,12 +150,12 @@ def _path_tables(page: Page) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return depth, np.array(heading, dtype=np.float64), flags[:, :-1], flags[:, -1]
 
 
-# The elements that open a dialog (dialog_nodes): WAI-ARIA's roles and modal flag, then
-# HTML's element. ``//@role`` walks libxml2's attributes, several times faster than a
-# predicate on every element; ``iter("dialog")`` is lxml's C walk filtered by tag.
-_DIALOG_ATTRIBUTES = etree.XPath("//@role[. = 'dialog' or . = 'alertdialog']/.. | //@aria-modal[. = 'true']/..")
-# Every dialog's markup holds one of these (the role or tag name, or the modal flag).
-_DIALOG_MARKERS = ("dialog", "aria-modal")
+# The elements that open a dialog (dialog_nodes): WAI-ARIA's roles, its modal flag (and
+# HTML's element, found with lxml's C walk filtered by tag, ``iter("dialog")``). Each
+# XPath walks libxml2's attributes of one name, several times faster than a predicate on
+# every element, and runs only when the source holds its marker.
+_DIALOG_ROLES = etree.XPath("//@role[. = 'dialog' or . = 'alertdialog']/..")
+_MODAL = etree.XPath("//@aria-modal[. = 'true']/..")
 
 
 def dialog_nodes(page: Page) -> np.ndarray:
@@ -174,12 +175,16 @@ def dialog_nodes(page: Page) -> np.ndarray:
     """
     n = len(page.texts)
     root = page.root
-    source = page.source
-    # rfind: faster than ``in`` on a page's UCS-2 text.
-    if n == 0 or root is None or all(source.rfind(marker) < 0 for marker in _DIALOG_MARKERS):
+    if n == 0 or root is None:
         return np.zeros(n, dtype=bool)
+    source = page.source
+    searches: list[Iterable[etree._Element]] = []  # rfind: faster than ``in`` on UCS-2 text
+    if source.rfind("dialog") >= 0:  # the roles' values and the tag name hold it
+        searches += [_DIALOG_ROLES(root), root.iter("dialog")]
+    if source.rfind("aria-modal") >= 0:
+        searches.append(_MODAL(root))
     inside: dict[etree._Element, None] = {}
-    for found in (_DIALOG_ATTRIBUTES(root), root.iter("dialog")):
+    for found in searches:
         for el in found:
             if el not in inside:  # a dialog inside one found before is already in
                 inside.update(dict.fromkeys(el.iter()))
