@@ -13,7 +13,7 @@ blocks of 3 words or more; a shorter block counts only when its words occur in t
 in that order *and* a longer content block lies within 2 blocks, so that "Home" or
 "Share" is not content because the word occurs somewhere in the story).
 
-LightGBM (100 trees, ≤ 31 leaves, depth ≤ 6, deterministic, one thread) is trained with folds
+LightGBM (100 trees, ≤ 31 leaves, depth ≤ 6, every feature in every tree, deterministic, one thread) is trained with folds
 grouped by domain (WCXB ``domain``; AEB: the URL's host), GroupKFold(5). Out-of-fold block
 probabilities are assembled into page texts by :func:`scrapy_cepr.methods.typed.assemble`
 exactly as the method does, and scored with WCXB's word F1 per page type and the AEB
@@ -52,7 +52,7 @@ WORD = re.compile(r"\w+")
 
 LGB_PARAMS = {
     "objective": "binary", "n_estimators": 100, "num_leaves": 31, "max_depth": 6, "learning_rate": 0.1, "min_child_samples": 40,
-    "subsample": 1.0, "colsample_bytree": 0.8, "reg_lambda": 1.0, "deterministic": True, "force_row_wise": True,
+    "subsample": 1.0, "colsample_bytree": 1.0, "reg_lambda": 1.0, "deterministic": True, "force_row_wise": True,
     "n_jobs": 1, "random_state": 17, "verbose": -1,
 }
 FOLDS = 5

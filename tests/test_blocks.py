@@ -11,6 +11,7 @@ from scrapy_cepr.core.blocks import (
     ancestor_ranges,
     block_features,
     block_ranges,
+    dialog_nodes,
     with_page_type,
 )
 from scrapy_cepr.core.page import Page
@@ -107,3 +108,33 @@ def test_repeats_of_the_longest_text_node():
     repeats = np.expm1(feats.x[:, FEATURES.index("log_repeats")]).round().tolist()
     # The heading and the description occur once; each card title once; "Sponsored" 4 times.
     assert repeats == [0, 0, 0, 3, 0, 3, 0, 3, 0, 3]
+
+
+PRODUCT = """<html><body>
+<div role="dialog" aria-label="Cookies"><p>We use cookies to improve your experience.</p>
+<button>Accept all</button></div>Free shipping over $50
+<h1>Oak desk</h1><p>A solid oak desk with two drawers, 120 cm wide.</p>
+<section role="alertdialog"><p>Item added to your cart.</p></section>
+<dialog open><form><label>Email</label></form><div role="dialog"><p>Sign up for news</p></div></dialog>
+<p>Delivered in five days.</p>
+</body></html>"""
+
+
+def test_dialog_nodes():
+    page = Page.from_html(PRODUCT)
+    inside = dict(zip(page.texts, dialog_nodes(page).tolist()))
+    # WAI-ARIA dialog and alertdialog roles, HTML's dialog element (and a dialog inside it);
+    # the dialog's tail ("Free shipping") is displayed after it, outside.
+    assert inside == {
+        "We use cookies to improve your experience.": True, "Accept all": True, "Free shipping over $50": False,
+        "Oak desk": False, "A solid oak desk with two drawers, 120 cm wide.": False,
+        "Item added to your cart.": True, "Email": True, "Sign up for news": True,
+        "Delivered in five days.": False,
+    }
+
+
+def test_dialog_feature_column():
+    _, feats = _features(PRODUCT)
+    assert feats.x[:, FEATURES.index("in_dialog")].tolist() == [1, 1, 0, 0, 0, 1, 1, 1, 0]
+    page, feats = _features()  # no dialog on the page
+    assert not dialog_nodes(page).any() and not feats.x[:, FEATURES.index("in_dialog")].any()

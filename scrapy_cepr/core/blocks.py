@@ -17,6 +17,9 @@ Features per block (:data:`FEATURES`, one float32 column each):
   share a path), its depth, its innermost heading level, and whether it passes through
   an element whose HTML semantics is navigation, tangential content, header/footer, form,
   list item, table cell, preformatted text, figure, or link;
+* whether it lies inside a dialog (:func:`dialog_nodes`: WAI-ARIA's ``dialog`` and
+  ``alertdialog`` roles and ``aria-modal="true"``, HTML's ``dialog`` element): a consent,
+  sign-in or newsletter overlay, not the page's own content;
 * text: characters, words, text nodes, punctuation share, link density (NCE, CEDST's
   hyperlink evidence), a CETR-like tag ratio (characters per text node; Weninger et al.
   2010), whether the line ends a sentence, whether its text repeats elsewhere and how often its longest text node occurs on the page;
@@ -35,14 +38,16 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
 import numpy as np
+from lxml import etree
 
 from .page import Page
 
-__all__ = ["FEATURES", "PAGE_TYPES", "BlockFeatures", "block_features", "block_ranges", "with_page_type"]
+__all__ = ["FEATURES", "PAGE_TYPES", "BlockFeatures", "block_features", "block_ranges", "dialog_nodes", "with_page_type"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +83,7 @@ _OWN = [
     *[name for name, _ in _CONTEXT], "in_link_path",
     "ends_sentence", "repeated", "position", "head_dist_blocks", "head_dist_chars", "after_head",
     "article_keep", "article_span", "region_level", "region_level_share", "in_records",
-    "log_repeats",
+    "log_repeats", "in_dialog",
 ]
 _NEIGHBOUR = ["log_chars", "link_density", "hs_rel_max", "article_keep", "path_char_share", "heading", "region_level", "in_records"]
 _PAGE = ["page_log_chars", "page_log_blocks", "page_log_tau", "page_article_share"]
@@ -143,6 +148,49 @@ def _path_tables(page: Page) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     flags = (np.array(bits, dtype=np.int64)[:, None] >> np.arange(len(_CONTEXT) + 1)) & 1
     flags = flags.astype(bool).reshape(n, len(_CONTEXT) + 1)
     return depth, np.array(heading, dtype=np.float64), flags[:, :-1], flags[:, -1]
+
+
+# The elements that open a dialog (dialog_nodes): WAI-ARIA's roles, its modal flag (and
+# HTML's element, found with lxml's C walk filtered by tag, ``iter("dialog")``). Each
+# XPath walks libxml2's attributes of one name, several times faster than a predicate on
+# every element, and runs only when the source holds its marker.
+_DIALOG_ROLES = etree.XPath("//@role[. = 'dialog' or . = 'alertdialog']/..")
+_MODAL = etree.XPath("//@aria-modal[. = 'true']/..")
+
+
+def dialog_nodes(page: Page) -> np.ndarray:
+    """Per text node, whether it is displayed inside a dialog: bool ``(N,)``.
+
+    A dialog is an element of WAI-ARIA 1.2's ``dialog`` or ``alertdialog`` role, one that
+    declares itself modal (``aria-modal="true"``), or HTML's ``dialog`` element: a window
+    over the page (a consent, sign-in, newsletter or size-chart overlay). A text node is
+    inside when its owner (:attr:`Page.owners`) is the dialog or lies below it, so the
+    dialog's tail is not. Skipped (all False) when the source contains neither
+    ``dialog`` nor ``aria-modal``.
+
+    >>> page = Page.from_html('<body><div role="dialog"><p>Accept <b>all</b></p></div>Story'
+    ...     '<dialog open>Sign in</dialog><div aria-modal="true">Join</div></body>')
+    >>> dialog_nodes(page).tolist()
+    [True, True, False, True, True]
+    """
+    n = len(page.texts)
+    root = page.root
+    if n == 0 or root is None:
+        return np.zeros(n, dtype=bool)
+    source = page.source
+    searches: list[Iterable[etree._Element]] = []  # rfind: faster than ``in`` on UCS-2 text
+    if source.rfind("dialog") >= 0:  # the roles' values and the tag name hold it
+        searches += [_DIALOG_ROLES(root), root.iter("dialog")]
+    if source.rfind("aria-modal") >= 0:
+        searches.append(_MODAL(root))
+    inside: dict[etree._Element, None] = {}
+    for found in searches:
+        for el in found:
+            if el not in inside:  # a dialog inside one found before is already in
+                inside.update(dict.fromkeys(el.iter()))
+    if not inside:
+        return np.zeros(n, dtype=bool)
+    return np.fromiter(map(inside.__contains__, page.owners), bool, n)
 
 
 def _shift(values: np.ndarray, by: int) -> np.ndarray:
@@ -252,6 +300,7 @@ def block_features(
     # a post's "Reply", a disclaimer printed under every carousel item).
     counts = Counter(texts)
     repeats = np.fromiter(map(counts.__getitem__, [texts[i] for i in pick.tolist()]), np.float64, b) - 1.0
+    dialog = np.add.reduceat(chars * dialog_nodes(page), starts) / safe
 
     own = np.column_stack(
         [
@@ -270,6 +319,7 @@ def block_features(
             akeep, span, level, level_share,
             np.add.reduceat(chars * records, starts) / safe if records is not None else np.zeros(b),
             np.log1p(repeats),
+            dialog,
         ]
     )
     col = {name: k for k, name in enumerate(_OWN)}

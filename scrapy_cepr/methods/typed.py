@@ -12,7 +12,8 @@ model):
    service), or one type forced by ``page_type``.
 3. **Block features** (:mod:`scrapy_cepr.core.blocks`): per display block, CEPR's H and H'
    (log scale, relative to τ), its tag path's statistics, text and link statistics, the
-   HTML semantics of its ancestors, its position relative to the headline, whether
+   HTML semantics of its ancestors (and whether one of them is a dialog, by its WAI-ARIA
+   role or HTML's ``dialog`` element), its position relative to the headline, whether
    CEPR-Article keeps it, how many ancestors up from CEPR-Article's region it lies,
    whether it lies in repeated sibling records (NCE's comment assumption, read on the
    DOM), its neighbours' values, and the page type probabilities.
