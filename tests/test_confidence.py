@@ -89,6 +89,22 @@ def test_confidence_is_deterministic_and_in_range():
     assert r.confidence == round(min(max(raw, 0.0), 1.0), 4)
 
 
+def test_a_cjk_character_counts_as_a_word():
+    # Chinese has no spaces between words: the body's word count (a feature of the
+    # confidence) counts each CJK character, so a whole Chinese story is not "two words".
+    story = "".join(f"<p>{'河水上涨两米，旧石桥在黎明前关闭。' * 3}{i}</p>" for i in range(12))
+    page_html = f"<html><body><h1>河水关闭旧桥</h1><article>{story}</article></body></html>"
+    page, r = extract_with_page(page_html, url=URL, method="cepr-typed")
+    x = features(page, r.nodes, r.body, r.page_types, r.tau)
+    han = sum("\u4e00" <= c <= "\u9fff" for c in r.body)
+    assert han >= 12 * 3 * 14
+    expected = r.body.count(" ") + r.body.count("\n") + 1 + han
+    assert x[FEATURES.index("log_body_words")] == pytest.approx(np.log1p(expected))
+    ascii_page, a = extract_with_page(ARTICLE, url=URL, method="cepr-typed")
+    y = features(ascii_page, a.nodes, a.body, a.page_types, a.tau)
+    assert y[FEATURES.index("log_body_words")] == pytest.approx(np.log1p(len(a.body.split())))
+
+
 def test_methods_without_text_node_units_have_no_confidence():
     assert extract(ARTICLE, url=URL, method="cetr").confidence is None
     assert extract("<html><body></body></html>", method="cepr-typed").confidence is None

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .pagetype import PAGE_TYPES
+from .text import CJK_RE
 from .trees import TreeEnsemble, load_trees
 
 __all__ = ["FEATURES", "MODEL_FILE", "confidence", "features", "load_model"]
@@ -125,7 +126,11 @@ def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] |
     span = last - first + 1
     runs = int(np.count_nonzero(np.diff(keep.astype(np.int8)) == 1) + int(keep[0]))
     title = nodes.title_index
-    words = body.count(" ") + body.count("\n") + 1  # the body's whitespace is normalised
+    # Words: the body's whitespace is normalised, so spaces and newlines separate them;
+    # a CJK character is a word of its own (as in the paper metric's tokens).
+    words = body.count(" ") + body.count("\n") + 1
+    if not body.isascii():
+        words += len(CJK_RE.findall(body))
     row = [
         *types.tolist(),
         float(types.max()) if types.size else 0.0,
