@@ -462,15 +462,13 @@ def _clean(text: str | None) -> str | None:
     return text or None
 
 
-def _parse(data: bytes, json_ld: list[str] | None = None, itemprop: bool | None = None) -> etree._Element | None:
+def _parse(data: bytes, json_ld: list[str] | None, itemprop: bool) -> etree._Element | None:
     """Parse UTF-8 *data* into a repaired tree without :data:`REMOVED_TAGS`
     (:mod:`.parse`) and :data:`NOT_RENDERED_TAGS`; None if empty. *json_ld* receives the
     page's JSON-LD blocks (:func:`~scrapy_cepr.core.parse.parse_html`). Hidden
     microdata copies are removed too (:func:`drop_hidden_microdata`), on a page whose
-    source holds ``itemprop`` (*itemprop*, when the caller knows it: :func:`_microdata`)."""
+    source holds ``itemprop`` (*itemprop*, from :func:`_microdata`)."""
     root = parse_html(data, json_ld=json_ld, also_removed=NOT_RENDERED_TAGS)
-    if itemprop is None:
-        itemprop = b"itemprop" in data
     if root is not None and itemprop:
         drop_hidden_microdata(root)
     return root
@@ -537,11 +535,6 @@ def _holds_microdata(el: etree._Element) -> bool:
 
 _ITEMTYPE = b"itemtype"
 _ITEMTYPE_RE = re.compile(rb"""itemtype\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
-
-
-def _itemtypes(data: bytes) -> tuple[str, ...]:
-    """The microdata ``itemtype`` values of the page's UTF-8 source: :func:`_microdata`."""
-    return _microdata(data)[0]
 
 
 def _microdata(data: bytes) -> tuple[tuple[str, ...], bool]:

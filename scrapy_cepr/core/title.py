@@ -133,6 +133,10 @@ def _declared_site_names(page: Page) -> list[str]:
 
 
 _INDEX_FILES = frozenset({"", "index.html", "index.htm", "index.php", "default.aspx"})
+# What a link's href ends with, before any query, when its URL's path can end in one of
+# _INDEX_FILES: one of them, or a dot segment ("." and ".."); "" ends with anything.
+_INDEX_ENDINGS = (".", *sorted(_INDEX_FILES - {""}))
+_URL_IGNORED = str.maketrans("", "", "\t\r\n")  # urlsplit drops them anywhere in a URL
 _HOME_LINKS = 3  # links to the home page read for the site's name (the logo comes first)
 _MAX_HOME_NAME = 60  # characters of a home link's name
 
@@ -142,6 +146,19 @@ def _index_dir(path: str) -> str | None:
     (``/`` or ``/index.html`` -> ``/``; ``/a/b.html`` -> None)."""
     head, _, last = path.rpartition("/")
     return head + "/" if path.startswith("/") and last in _INDEX_FILES else None
+
+
+def _may_be_index(href: str) -> bool:
+    """Whether *href* can resolve to a path that ends in an index file or ``/``: the last
+    segment of its path (what follows its last ``/``, before ``?``) is one, ends with one
+    (``http:index.html``) or is a dot segment. A string test that spares
+    :func:`_home_link_names` resolving the page's other links (most of them).
+
+    >>> [_may_be_index(h) for h in ("/", "../index.html", "..", "/news/story-1", "https://x.example")]
+    [True, True, True, False, False]
+    """
+    last = href.translate(_URL_IGNORED).partition("?")[0].rpartition("/")[2]
+    return not last or last.endswith(_INDEX_ENDINGS)
 
 
 def _home_link_names(page: Page) -> list[str]:
@@ -154,10 +171,11 @@ def _home_link_names(page: Page) -> list[str]:
     if root is None or not page.url:
         return []
     here = urlsplit(page.url)
+    own_index = _index_dir(here.path)  # the page's own directory, when it is an index
     out: list[str] = []
     for link in root.iter("a"):
         href = (link.get("href") or "").strip()
-        if not href or "#" in href:
+        if not href or "#" in href or not _may_be_index(href):
             continue
         try:
             there = urlsplit(urljoin(page.url, href))
@@ -165,7 +183,7 @@ def _home_link_names(page: Page) -> list[str]:
             continue
         home = _index_dir(there.path)
         if (home is None or there.query or there.hostname != here.hostname or not here.path.startswith(home)
-                or _index_dir(here.path) == home):  # a link to the page itself
+                or own_index == home):  # a link to the page itself
             continue
         text = " ".join("".join(link.itertext()).split()) or link.get("aria-label") or link.get("title") or ""
         if not text:
@@ -214,6 +232,18 @@ def page_name(title: str, names: set[str]) -> str:
     return first or rest
 
 
+def _page_site_names(page: Page, title: str) -> set[str]:
+    """The site's names (:func:`site_names`) for reducing *title*: the declared ones and
+    the URL's, and the names of the links to the home page (:func:`_home_link_names`)
+    only when they can matter, i.e. *title* has a separator (" | ", " - " …) or there
+    is no other name (without a separator :func:`page_name` and :func:`drop_site_name`
+    read no name; reading the links costs a pass over them)."""
+    names = site_names(page.url, *_declared_site_names(page))
+    if not names or _SEPARATORS_KEPT.search(title):
+        names |= site_names(None, *_home_link_names(page))
+    return names
+
+
 def pick_title(page: Page) -> tuple[str | None, int | None]:
     """The displayed headline of *page* and the index of its first text node.
 
@@ -223,15 +253,18 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
         is the ``<head>``'s while ``node_index`` stays the displayed heading's.
     """
     title, index = _pick(page)
+    if not title:
+        return title, index
     reference = page.meta_title or page.html_title
-    names = site_names(page.url, *_declared_site_names(page), *_home_link_names(page))
-    if title and index is None:
-        title = page_name(title, names)
-    if title and index is not None and reference:
+    from_head = index is None  # the <head>'s title, reduced to the page's name below
+    if index is not None and reference:
         title = _restore_case(title, reference)
-    if title and index is not None and reference and _is_service_page(page):
-        title = page_name(reference, names)
-    if title and names:
+        if _is_service_page(page):
+            title, from_head = reference, True
+    names = _page_site_names(page, title)
+    if from_head:
+        title = page_name(title, names)
+    if names:
         title = drop_site_name(title, names)
     return title, index
 
