@@ -8,8 +8,8 @@ Libraries do the reading (no parser of our own):
   ``*Article`` / ``BlogPosting`` / ``Report`` item) and OpenGraph (``og:*``,
   ``article:*``);
 * **htmldate** (fast mode) reads a date from the URL, and from the headline's
-  surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent;
-  for a heading right in ``body``, the 3 elements after it; the short elements between
+  surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent,
+  this one up to where its text starts; for a heading right in ``body``, the 3 elements after it; the short elements between
   the headline and the body's first paragraph; the short elements just before the
   headline; the ``<article>`` around the headline)
   when no article item of the structured data declares one, then, only there, its
