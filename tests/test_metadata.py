@@ -431,3 +431,54 @@ def test_a_meta_date_reads_day_and_month_as_the_date_next_to_the_headline():
     m = extract_metadata(page.replace("March 9, 2026", "Ann Lee"), url="https://news.example/harbour",
                          headline="Harbour wall repaired")
     assert m["date_published"] == "2026-09-03"
+
+
+# -- the date next to the headline: what a reader sees before the text ------------------
+
+
+def test_a_date_below_the_text_of_the_headline_s_grandparent_is_not_its_date():
+    # The headline's grandparent holds the whole article; its last line is the page's last
+    # change, not its publication: only its part before the text starts is read.
+    page = ('<html><body><div id="main"><div class="top"><h1>Harbour wall repaired</h1></div>'
+            + BODY_TEXT + '<p class="foot">Last modified <time datetime="2025-07-08">July 8, 2025</time></p>'
+            "</div></body></html>")
+    m = extract_metadata(page, url="https://docs.example/harbour", headline="Harbour wall repaired")
+    assert m["date_published"] is None
+    # Above the text, the same element is the date under the headline.
+    above = page.replace('<div class="top">', '<div class="top"><p class="meta"><time datetime="2024-05-06">'
+                         'May 6, 2024</time></p>')
+    m = extract_metadata(above, url="https://docs.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2024-05-06", "page text")
+
+
+def test_a_style_element_after_the_headline_does_not_end_the_byline_zone():
+    css = "<style>" + ".hero{margin:0 auto;padding:12px 24px;color:#222;font:16px/1.5 serif} " * 6 + "</style>"
+    page = ('<html><body><div id="page"><div class="hero"><div><h1>Harbour wall repaired</h1></div></div>'
+            + css + '<p class="meta"><span>By Ann Lee</span> <time datetime="2025-10-20">Oct 20, 2025</time></p>'
+            + BODY_TEXT + "</div></body></html>")
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2025-10-20", "page text")
+    assert m["authors"] == ["Ann Lee"]
+
+
+def test_nested_elements_of_the_byline_zone_count_their_text_once():
+    # 20 nested containers of one short line: read as 20 copies, its text would pass the
+    # 2,000 characters bound of the extensive search; it is one line of 125 characters.
+    line = ("<span>By Ann Lee</span> <span>Published on Oct 21, 2025</span> "
+            "<span>Filed under harbour works and the coastal defences of the town, four minutes to read</span>")
+    page = ('<html><body><div id="page"><div class="hero"><div><h1>Harbour wall repaired</h1></div></div>'
+            + "<div>" * 20 + line + "</div>" * 20 + BODY_TEXT + "</div></body></html>")
+    m = extract_metadata(page, url="https://news.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2025-10-21", "page text")
+
+
+def test_a_month_and_year_alone_next_to_the_headline_gives_no_day():
+    # htmldate's extensive search completes "03/2020" to 2020-03-01: a day the page does
+    # not show.
+    body = "<header><h1>Harbour wall repaired</h1><p>Updated 03/2020 · 4 min read</p></header>"
+    m = extract_metadata(_page("", body), url="https://c.example/wall", headline="Harbour wall repaired")
+    assert m["date_published"] is None
+    # With the day, the date stands.
+    m = extract_metadata(_page("", body.replace("03/2020", "March 12, 2020")), url="https://c.example/wall",
+                         headline="Harbour wall repaired")
+    assert m["date_published"] == "2020-03-12"

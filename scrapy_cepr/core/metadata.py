@@ -8,8 +8,8 @@ Libraries do the reading (no parser of our own):
   ``*Article`` / ``BlogPosting`` / ``Report`` item) and OpenGraph (``og:*``,
   ``article:*``);
 * **htmldate** (fast mode) reads a date from the URL, and from the headline's
-  surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent;
-  for a heading right in ``body``, the 3 elements after it; the short elements between
+  surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent,
+  this one up to where its text starts; for a heading right in ``body``, the 3 elements after it; the short elements between
   the headline and the body's first paragraph; the short elements just before the
   headline; the ``<article>`` around the headline)
   when no article item of the structured data declares one, then, only there, its
@@ -296,7 +296,7 @@ def guess_language(text: str, *, min_hits: int = 3) -> str | None:
 #: 0.05; a source with fewer than 20 values there keeps the default of its kind.
 _SOURCE_CONFIDENCE: dict[str, dict[str, float]] = {
     "authors": {"json-ld": 0.85, "microdata": 0.85, "meta": 0.85, "byline": 0.65},
-    "date_published": {"json-ld": 0.85, "microdata": 0.95, "opengraph": 0.9, "meta": 0.65, "page text": 0.6},
+    "date_published": {"json-ld": 0.85, "microdata": 0.95, "opengraph": 0.9, "meta": 0.65, "page text": 0.7},
 }
 #: Where a field has no measurement: declarations of the page rank above what is read from
 #: its text or guessed.
@@ -308,6 +308,7 @@ _EXTENSIVE_CHARS = 2000  # … and places with at most this much text
 _ZONE_ELEMENTS = 30
 _ZONE_CHARS = 200
 _NEAR_SIBLINGS = 3  # or, for a heading right in body, the elements after it
+_SKIP_TAGS = {"script", "style", "noscript", "template"}  # no text a reader sees
 _SECTION_TAGS = {"aside", "nav", "footer", "header", "section", "article", "main", "h1", "h2", "h3", "h4", "h5", "h6"}
 _BYLINE_TEXTS = 40  # elements read after the headline for a byline
 _MAX_BYLINE = 100  # characters of a byline
@@ -504,10 +505,17 @@ def _near_date(heading) -> str | None:
     holds one, its extensive search, which reads dates written in free text ("Published
     on Oct 21, 2025"), on the closer places only: the heading, with its parent, the
     elements after it and the byline zone, each with at most 2,000 characters of text; a
-    year alone (which htmldate completes to 1 January) is refused there."""
+    date on the first of a month is refused there (it is how htmldate completes a month
+    and year alone, "March 2020", or a year alone). The grandparent is read up to where
+    its text starts (:func:`_head_part`): below that, a date is the page's last change or
+    another item's. Each place's elements are read once (:func:`_outermost`)."""
     if heading is None:
         return None
     levels = _surroundings(heading)
+    if len(levels) > _NEAR_LEVELS:
+        # The grandparent may hold the whole article and its last line ("last modified
+        # on …"): only its part before the text starts is the headline's surroundings.
+        levels[_NEAR_LEVELS] = _head_part(levels[_NEAR_LEVELS], heading)
     for extensive in (False, True):
         places = [[el] for el in (levels if not extensive else levels[:_NEAR_EXTENSIVE])]
         places += [x for x in (_next_siblings(heading), _byline_zone(heading)) if x]
@@ -516,12 +524,82 @@ def _near_date(heading) -> str | None:
             container = _semantic_container(heading)
             places += [x for x in (before, [container] if container is not None else None) if x]
         for elements in places:
+            elements = _outermost(elements)
             if extensive and sum(len(el.text_content()) for el in elements) > _EXTENSIVE_CHARS:
                 continue  # bounded work: dateparser's time grows with the text
             found = _date_in(elements, with_tail=len(elements) == 1 and elements[0] in levels, extensive=extensive)
-            if found and not (extensive and found.endswith("-01-01")):
+            if found and not (extensive and found.endswith("-01")):
                 return _swap_confirmed(found, _time_days(elements))
     return None
+
+
+def _outermost(elements: Sequence) -> list:
+    """*elements* without those inside an earlier one of them, in their order: a zone
+    holds a container and its children, whose text is then serialised (and counted)
+    once.
+
+    >>> import lxml.html
+    >>> div = lxml.html.fromstring("<div><p>a</p><p>b</p></div>")
+    >>> [el.tag for el in _outermost([div, div[0], div[1]])]
+    ['div']
+    """
+    out: list = []
+    inside: set = set()
+    for el in elements:
+        if el in inside:
+            continue
+        out.append(el)
+        inside.update(el.iter())
+    return out
+
+
+def _head_part(container, heading):
+    """*container* up to where its text starts: a copy of it cut at the first element
+    after *heading* (document order, not inside it; scripts and styles passed over)
+    whose own text is longer than 200 characters, that element and all that follows
+    removed; *container* itself when no such element follows.
+
+    >>> import lxml.html
+    >>> div = lxml.html.fromstring("<div><h1>Storm</h1><p>5 May 2024</p><p>" + "x" * 300
+    ...                            + "</p><p>Last modified 9 June 2025</p></div>")
+    >>> lxml.html.tostring(_head_part(div, div[0]), encoding="unicode")
+    '<div><h1>Storm</h1><p>5 May 2024</p></div>'
+    """
+    import copy
+
+    cut = None
+    for el in _after(container, heading):
+        if el.tag in _SKIP_TAGS:
+            continue
+        own = (el.text or "") + "".join(child.tail or "" for child in el)
+        if len(" ".join(own.split())) > _ZONE_CHARS:
+            cut = el
+            break
+    if cut is None:
+        return container
+    path = []
+    node = cut
+    while node is not container:
+        parent = node.getparent()
+        path.append(parent.index(node))
+        node = parent
+    clone = copy.deepcopy(container)
+    clone.tail = None
+    node = clone
+    for i in reversed(path):
+        node = node[i]
+    # the cut element and everything after it, up to the container
+    for sibling in list(node.itersiblings()):
+        node.getparent().remove(sibling)
+    parent = node.getparent()
+    parent.remove(node)
+    node = parent
+    while node is not clone:
+        parent = node.getparent()
+        for sibling in list(node.itersiblings()):
+            parent.remove(sibling)
+        node = parent
+    return clone
 
 
 _ISO_DAY_RE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})")
@@ -621,6 +699,8 @@ def _short_run(elements: Iterable, *, count_empty: bool = False) -> list:
     next."""
     out: list = []
     for el in elements:
+        if el.tag in _SKIP_TAGS:
+            continue
         if len(out) >= _ZONE_ELEMENTS or el.tag in _SECTION_TAGS:
             break
         own = (el.text or "") + "".join(child.tail or "" for child in el)
