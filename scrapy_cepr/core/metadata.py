@@ -9,9 +9,9 @@ Libraries do the reading (no parser of our own):
   ``article:*``);
 * **htmldate** (fast mode) reads a date from the URL, and from the headline's
   surroundings (the ``h1``–``h3`` that holds our headline, its parent and grandparent,
-  this one up to where its text starts; for a heading right in ``body``, the 3 elements after it; the short elements between
-  the headline and the body's first paragraph; the short elements just before the
-  headline; the ``<article>`` around the headline)
+  this one up to where its text starts; for a heading right in ``body``, the 3 elements
+  after it; the short elements between the headline and the body's first paragraph; the
+  short elements just before the headline; the ``<article>`` around the headline)
   when no article item of the structured data declares one, then, only there, its
   extensive search (dates in free text) in the closest of those places; and the
   publication date of the head's ``<meta>`` elements (its list of names). Its search of
@@ -41,6 +41,7 @@ of right values of that key's source measured on WCXB dev (docs/formats.rst).
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -565,8 +566,6 @@ def _head_part(container, heading):
     >>> lxml.html.tostring(_head_part(div, div[0]), encoding="unicode")
     '<div><h1>Storm</h1><p>5 May 2024</p></div>'
     """
-    import copy
-
     cut = None
     for el in _after(container, heading):
         if el.tag in _SKIP_TAGS:
