@@ -156,3 +156,41 @@ def test_hidden_or_styled_equals_the_predicate_xpath():
         root = etree.fromstring(html, etree.HTMLParser())
         found = page_module._hidden_or_styled(root)
         assert len(found) == len(plain(root)) and all(a is b for a, b in zip(found, plain(root))), html
+
+
+@pytest.mark.parametrize("text", [
+    "", "plain ascii", "Café “quoted” — naïve", "北京欢迎你", "ひらがな カタカナ 한국어", "\u2e7f\u2e80\u2fdf\u2fe0",
+    "\u303f\u3040\u30ff\u3100\u312f\u3130\u318f\u3190\u31ff\u3200", "\u4dbf\u4dc0\u4e00\u9fff\ua000",
+    "\uabff\uac00\ud7af\ud7b0\uf8ff\uf900\ufaff\ufb00", "\U0001ffff\U00020000\U0002fa1f\U0002fa20", "a\ud800b",
+])
+def test_count_cjk_equals_the_pattern(text):
+    from scrapy_cepr.core.text import CJK_RE, count_cjk
+
+    assert count_cjk(text) == len(CJK_RE.findall(text))
+
+
+def test_count_cjk_equals_the_pattern_random():
+    from scrapy_cepr.core.text import CJK_RE, count_cjk
+
+    rng = np.random.default_rng(17)
+    edges = [0x2E7F, 0x2E80, 0x2FDF, 0x2FE0, 0x303F, 0x3040, 0x312F, 0x3130, 0x318F, 0x3190, 0x31FF, 0x3200,
+             0x33FF, 0x3400, 0x4DBF, 0x4DC0, 0x4DFF, 0x4E00, 0x9FFF, 0xA000, 0xABFF, 0xAC00, 0xD7AF, 0xD7B0,
+             0xF8FF, 0xF900, 0xFAFF, 0xFB00, 0x1FFFF, 0x20000, 0x2FA1F, 0x2FA20, 0x41, 0xE9, 0x2019]
+    for _ in range(2000):
+        codes = [int(c) if rng.random() < 0.7 else int(rng.integers(0, 0x110000)) for c in rng.choice(edges, 20)]
+        text = "".join(chr(c) for c in codes if not 0xD800 <= c <= 0xDFFF)
+        assert count_cjk(text) == len(CJK_RE.findall(text))
+
+
+def test_block_features_pick_the_first_longest_node():
+    from scrapy_cepr.core.blocks import FEATURES, block_features
+    from scrapy_cepr.core.page import Page
+
+    # Two nodes of equal length in one line: the first one's path (inside <b>, not the
+    # deeper <i><u>) is the line's.
+    page = Page.from_html("<html><body><p><b>abcd</b> <i><u>wxyz</u></i></p><div>Another line here</div></body></html>")
+    n = len(page)
+    feats = block_features(page, np.ones(n), np.ones(n), 1.0, np.ones(n, dtype=bool), None)
+    depth = feats.x[:, FEATURES.index("depth")].tolist()
+    assert depth == [len(page.path_codes[page.path_ids[0]]), len(page.path_codes[page.path_ids[2]])]
+    assert depth[0] < len(page.path_codes[page.path_ids[1]])
