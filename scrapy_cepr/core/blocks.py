@@ -149,11 +149,13 @@ def _path_tables(page: Page) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return depth, np.array(heading, dtype=np.float64), flags[:, :-1], flags[:, -1]
 
 
-# The elements that open a dialog (dialog_nodes): WAI-ARIA's roles, its modal flag and
-# HTML's element, in one XPath (document order, each once). Each ``//@name`` step walks
-# libxml2's attributes of one name, several times faster than a predicate on every
-# element, and cheaper than searching the source for the markers first.
-_DIALOGS = etree.XPath("//@role[. = 'dialog' or . = 'alertdialog']/.. | //@aria-modal[. = 'true']/.. | //dialog")
+# The elements that open a dialog (dialog_nodes) by WAI-ARIA's roles or its modal flag:
+# each ``descendant-or-self::*/@name`` step walks the elements' attributes of one name in
+# libxml2, several times faster than a predicate on every element (and than ``//@name``,
+# which visits the text nodes too). HTML's ``dialog`` elements are read with lxml's C walk
+# filtered by tag, only when the page model's walk met one (``Page.path_names``).
+_DIALOG_ATTRS = etree.XPath("descendant-or-self::*/@role[. = 'dialog' or . = 'alertdialog']/.. | "
+                            "descendant-or-self::*/@aria-modal[. = 'true']/..")
 
 
 def dialog_nodes(page: Page) -> np.ndarray:
@@ -175,8 +177,11 @@ def dialog_nodes(page: Page) -> np.ndarray:
     root = page.root
     if n == 0 or root is None:
         return np.zeros(n, dtype=bool)
+    found = _DIALOG_ATTRS(root)
+    if "dialog" in page.path_names:  # a <dialog> element below <body>
+        found += root.iter("dialog")
     inside: dict[etree._Element, None] = {}
-    for el in _DIALOGS(root):
+    for el in found:
         if el not in inside:  # a dialog inside one found before is already in
             inside.update(dict.fromkeys(el.iter()))
     if not inside:
