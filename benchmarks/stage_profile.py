@@ -67,6 +67,7 @@ STAGES = [
     ("scrapy_cepr.core.article", "text_node_extraction", "article: extraction"),
     ("scrapy_cepr.methods.typed", "block_features", "typed: block features"),
     ("scrapy_cepr.core.blocks", "dialog_nodes", "typed: dialog nodes"),
+    ("scrapy_cepr.methods.typed", "dialog_nodes", "typed: dialog nodes"),
     ("scrapy_cepr.methods.typed", "ancestor_ranges", "typed: region chain"),
     ("scrapy_cepr.methods.typed", "predict_blocks", "typed: block classifier"),
     ("scrapy_cepr.methods.typed", "assemble", "typed: assembly"),

@@ -217,6 +217,7 @@ def block_features(
     repeated: np.ndarray | None = None,
     regions: np.ndarray | None = None,
     records: np.ndarray | None = None,
+    dialog: np.ndarray | None = None,
 ) -> BlockFeatures:
     """The blocks of *page* and their features (module docstring; no page type yet).
 
@@ -229,6 +230,8 @@ def block_features(
         ranges (:func:`ancestor_ranges`), or None.
     :param records: bool ``(N,)``, text nodes inside repeated sibling records
         (:func:`scrapy_cepr.core.article.record_lists`), or None.
+    :param dialog: bool ``(N,)``, :func:`dialog_nodes` of *page* when the caller has
+        them, or None (computed here).
     :returns: :class:`BlockFeatures` with ``B`` rows (``B = 0`` for a page without text).
     """
     starts, ends = block_ranges(page.blocks)
@@ -301,7 +304,7 @@ def block_features(
     # a post's "Reply", a disclaimer printed under every carousel item).
     counts = Counter(texts)
     repeats = np.fromiter(map(counts.__getitem__, [texts[i] for i in pick.tolist()]), np.float64, b) - 1.0
-    dialog = np.add.reduceat(chars * dialog_nodes(page), starts) / safe
+    in_dialog = np.add.reduceat(chars * (dialog_nodes(page) if dialog is None else dialog), starts) / safe
 
     own = np.column_stack(
         [
@@ -320,7 +323,7 @@ def block_features(
             akeep, span, level, level_share,
             np.add.reduceat(chars * records, starts) / safe if records is not None else np.zeros(b),
             np.log1p(repeats),
-            dialog,
+            in_dialog,
         ]
     )
     col = {name: k for k, name in enumerate(_OWN)}
