@@ -194,3 +194,46 @@ def test_block_features_pick_the_first_longest_node():
     depth = feats.x[:, FEATURES.index("depth")].tolist()
     assert depth == [len(page.path_codes[page.path_ids[0]]), len(page.path_codes[page.path_ids[2]])]
     assert depth[0] < len(page.path_codes[page.path_ids[1]])
+
+
+def _ancestor_ranges_by_matrix(table, node_mask, block_of):
+    """The plain version: a (text nodes × chain) containment matrix."""
+    idx = np.flatnonzero(node_mask)
+    if idx.size == 0 or len(table) == 0:
+        return np.zeros((0, 2), np.int64)
+    owners = table.owner[idx]
+    lo, hi = int(owners.min()), int(owners.max())
+    a = int(table.owner[idx[0]])
+    while a > 0 and not (a <= lo and table.end[a] > hi):
+        a = int(table.parent[a])
+    chain = []
+    while a >= 0:
+        chain.append(a)
+        a = int(table.parent[a])
+    chain_arr = np.array(chain, dtype=np.int64)
+    own = table.owner
+    inside = (own[:, None] >= chain_arr[None, :]) & (own[:, None] < table.end[chain_arr][None, :])
+    first = np.argmax(inside, axis=0)
+    last = own.size - 1 - np.argmax(inside[::-1], axis=0)
+    return np.column_stack([block_of[first], block_of[last] + 1])[inside.any(axis=0)].astype(np.int64)
+
+
+def test_ancestor_ranges_equal_the_containment_matrix():
+    from scrapy_cepr.core.blocks import ancestor_ranges, block_ranges
+    from scrapy_cepr.core.page import Page
+    from scrapy_cepr.core.region import DomTable
+
+    rng = np.random.default_rng(5)
+    for k in range(60):
+        parts = []
+        for j in range(int(rng.integers(1, 12))):
+            inner = "".join(f"<p>Line {j}.{i} of text</p>" for i in range(int(rng.integers(0, 4))))
+            parts.append(f"<div><h2>Part {j}</h2>{inner}<span></span></div>" if rng.random() < 0.7 else f"<ul><li>{inner}</li></ul>")
+        page = Page.from_html(f"<html><body><main><section>{''.join(parts)}</section></main><p>End {k}</p></body></html>")
+        table = DomTable(page)
+        starts, ends = block_ranges(page.blocks)
+        block_of = np.arange(starts.size).repeat(ends - starts)
+        for share in (0.0, 0.1, 0.5, 1.0):
+            mask = rng.random(len(page)) < share
+            assert np.array_equal(ancestor_ranges(table, mask, block_of),
+                                  _ancestor_ranges_by_matrix(table, mask, block_of))

@@ -365,10 +365,9 @@ def ancestor_ranges(table, node_mask: np.ndarray, block_of: np.ndarray) -> np.nd
         chain.append(a)
         a = int(parent[a])
     chain_arr = np.array(chain, dtype=np.int64)
-    own = table.owner
-    inside = (own[:, None] >= chain_arr[None, :]) & (own[:, None] < end[chain_arr][None, :])
-    has = inside.any(axis=0)
-    first = np.argmax(inside, axis=0)
-    last = own.size - 1 - np.argmax(inside[::-1], axis=0)
-    out = np.column_stack([block_of[first], block_of[last] + 1])[has]
+    # The text nodes of each subtree are one range (DomTable.first_text/last_text, which
+    # CEPR-Article's region search has built already); a subtree without text has none.
+    first, last = table.first_text[chain_arr], table.last_text[chain_arr]
+    has = last >= 0
+    out = np.column_stack([block_of[first[has]], block_of[last[has]] + 1])
     return out.astype(np.int64)
