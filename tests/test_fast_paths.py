@@ -237,28 +237,3 @@ def test_ancestor_ranges_equal_the_containment_matrix():
             mask = rng.random(len(page)) < share
             assert np.array_equal(ancestor_ranges(table, mask, block_of),
                                   _ancestor_ranges_by_matrix(table, mask, block_of))
-
-
-def _heading_runs_by_loop(level, blocks):
-    """The plain version: each run walked node by node."""
-    inside = level > 0
-    if not inside.any():
-        return []
-    start = inside.copy()
-    start[1:] &= ~inside[:-1] | (blocks[1:] != blocks[:-1]) | (level[1:] != level[:-1])
-    runs = []
-    for first in start.nonzero()[0].tolist():
-        end = first + 1
-        while end < level.size and inside[end] and not start[end]:
-            end += 1
-        runs.append((int(level[first]), first, end))
-    return runs
-
-
-def test_heading_runs_equal_the_loop():
-    rng = np.random.default_rng(3)
-    for _ in range(3000):
-        n = int(rng.integers(1, 30))
-        level = rng.integers(0, 4, n) * (rng.random(n) < 0.6)
-        blocks = np.cumsum(rng.random(n) < 0.4)
-        assert page_module._heading_runs(level, blocks) == _heading_runs_by_loop(level, blocks)

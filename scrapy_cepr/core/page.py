@@ -437,21 +437,20 @@ def _code(index: int) -> str:
 
 def _heading_runs(level: np.ndarray, blocks: np.ndarray) -> list[tuple[int, int, int]]:
     """``(level, first, end)`` for each run of consecutive text nodes inside an ``h1``–``h3``
-    of one line (one heading element).
-
-    >>> _heading_runs(np.array([0, 1, 1, 2, 2, 0, 1]), np.array([1, 2, 2, 2, 3, 4, 5]))
-    [(1, 1, 3), (2, 3, 4), (2, 4, 5), (1, 6, 7)]
-    """
+    of one line (one heading element)."""
     inside = level > 0
     if not inside.any():
         return []
     start = inside.copy()
     start[1:] &= ~inside[:-1] | (blocks[1:] != blocks[:-1]) | (level[1:] != level[:-1])
-    firsts = start.nonzero()[0]
-    # A run ends at the first node after its start that is outside or starts a run.
-    stops = np.append((~inside | start).nonzero()[0], level.size)
-    ends = stops[stops.searchsorted(firsts, side="right")]
-    return list(zip(level[firsts].tolist(), firsts.tolist(), ends.tolist()))
+    firsts = start.nonzero()[0].tolist()
+    runs = []
+    for first in firsts:
+        end = first + 1
+        while end < level.size and inside[end] and not start[end]:
+            end += 1
+        runs.append((int(level[first]), first, end))
+    return runs
 
 
 def _clean(text: str | None) -> str | None:
