@@ -66,12 +66,17 @@ STAGES = [
     ("scrapy_cepr.core.article", "_step_duplicates", "article: repeated lines"),
     ("scrapy_cepr.core.article", "text_node_extraction", "article: extraction"),
     ("scrapy_cepr.methods.typed", "block_features", "typed: block features"),
+    ("scrapy_cepr.core.blocks", "dialog_nodes", "typed: dialog nodes"),
+    ("scrapy_cepr.methods.typed", "dialog_nodes", "typed: dialog nodes"),
     ("scrapy_cepr.methods.typed", "ancestor_ranges", "typed: region chain"),
     ("scrapy_cepr.methods.typed", "predict_blocks", "typed: block classifier"),
     ("scrapy_cepr.methods.typed", "assemble", "typed: assembly"),
     ("scrapy_cepr.methods.typed", "text_node_extraction", "typed: extraction"),
     ("scrapy_cepr.methods.typed", "run", "typed: other"),
     ("scrapy_cepr.api", "with_confidence", "confidence"),
+    ("scrapy_cepr.core.confidence", "features", "confidence: features"),
+    ("scrapy_cepr.core.pagetype", "page_features", "page type: features"),
+    ("scrapy_cepr.core.trees", "TreeEnsemble.predict", "tree ensembles (3 models)"),
 ]
 
 

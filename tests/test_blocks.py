@@ -133,6 +133,17 @@ def test_dialog_nodes():
     }
 
 
+def test_dialog_nodes_read_on_the_tree():
+    # The parser lower-cases tag names and resolves character references: a dialog written
+    # <DIALOG>, or role="&#100;ialog", is found although the source never spells "dialog".
+    page = Page.from_html("<html><body><DIALOG open><p>Join us</p></DIALOG><p>Story text.</p>"
+                          '<div role="&#100;ialog"><p>Accept</p></div><div aria-modal="false"><p>Menu</p></div>'
+                          "</body></html>")
+    assert dict(zip(page.texts, dialog_nodes(page).tolist())) == {
+        "Join us": True, "Story text.": False, "Accept": True, "Menu": False,
+    }
+
+
 def test_dialog_feature_column():
     _, feats = _features(PRODUCT)
     assert feats.x[:, FEATURES.index("in_dialog")].tolist() == [1, 1, 0, 0, 0, 1, 1, 1, 0]

@@ -156,3 +156,84 @@ def test_hidden_or_styled_equals_the_predicate_xpath():
         root = etree.fromstring(html, etree.HTMLParser())
         found = page_module._hidden_or_styled(root)
         assert len(found) == len(plain(root)) and all(a is b for a, b in zip(found, plain(root))), html
+
+
+@pytest.mark.parametrize("text", [
+    "", "plain ascii", "Café “quoted” — naïve", "北京欢迎你", "ひらがな カタカナ 한국어", "\u2e7f\u2e80\u2fdf\u2fe0",
+    "\u303f\u3040\u30ff\u3100\u312f\u3130\u318f\u3190\u31ff\u3200", "\u4dbf\u4dc0\u4e00\u9fff\ua000",
+    "\uabff\uac00\ud7af\ud7b0\uf8ff\uf900\ufaff\ufb00", "\U0001ffff\U00020000\U0002fa1f\U0002fa20", "a\ud800b",
+])
+def test_count_cjk_equals_the_pattern(text):
+    from scrapy_cepr.core.text import CJK_RE, count_cjk
+
+    assert count_cjk(text) == len(CJK_RE.findall(text))
+
+
+def test_count_cjk_equals_the_pattern_random():
+    from scrapy_cepr.core.text import CJK_RE, count_cjk
+
+    rng = np.random.default_rng(17)
+    edges = [0x2E7F, 0x2E80, 0x2FDF, 0x2FE0, 0x303F, 0x3040, 0x312F, 0x3130, 0x318F, 0x3190, 0x31FF, 0x3200,
+             0x33FF, 0x3400, 0x4DBF, 0x4DC0, 0x4DFF, 0x4E00, 0x9FFF, 0xA000, 0xABFF, 0xAC00, 0xD7AF, 0xD7B0,
+             0xF8FF, 0xF900, 0xFAFF, 0xFB00, 0x1FFFF, 0x20000, 0x2FA1F, 0x2FA20, 0x41, 0xE9, 0x2019]
+    for _ in range(2000):
+        codes = [int(c) if rng.random() < 0.7 else int(rng.integers(0, 0x110000)) for c in rng.choice(edges, 20)]
+        text = "".join(chr(c) for c in codes if not 0xD800 <= c <= 0xDFFF)
+        assert count_cjk(text) == len(CJK_RE.findall(text))
+
+
+def test_block_features_pick_the_first_longest_node():
+    from scrapy_cepr.core.blocks import FEATURES, block_features
+    from scrapy_cepr.core.page import Page
+
+    # Two nodes of equal length in one line: the first one's path (inside <b>, not the
+    # deeper <i><u>) is the line's.
+    page = Page.from_html("<html><body><p><b>abcd</b> <i><u>wxyz</u></i></p><div>Another line here</div></body></html>")
+    n = len(page)
+    feats = block_features(page, np.ones(n), np.ones(n), 1.0, np.ones(n, dtype=bool), None)
+    depth = feats.x[:, FEATURES.index("depth")].tolist()
+    assert depth == [len(page.path_codes[page.path_ids[0]]), len(page.path_codes[page.path_ids[2]])]
+    assert depth[0] < len(page.path_codes[page.path_ids[1]])
+
+
+def _ancestor_ranges_by_matrix(table, node_mask, block_of):
+    """The plain version: a (text nodes × chain) containment matrix."""
+    idx = np.flatnonzero(node_mask)
+    if idx.size == 0 or len(table) == 0:
+        return np.zeros((0, 2), np.int64)
+    owners = table.owner[idx]
+    lo, hi = int(owners.min()), int(owners.max())
+    a = int(table.owner[idx[0]])
+    while a > 0 and not (a <= lo and table.end[a] > hi):
+        a = int(table.parent[a])
+    chain = []
+    while a >= 0:
+        chain.append(a)
+        a = int(table.parent[a])
+    chain_arr = np.array(chain, dtype=np.int64)
+    own = table.owner
+    inside = (own[:, None] >= chain_arr[None, :]) & (own[:, None] < table.end[chain_arr][None, :])
+    first = np.argmax(inside, axis=0)
+    last = own.size - 1 - np.argmax(inside[::-1], axis=0)
+    return np.column_stack([block_of[first], block_of[last] + 1])[inside.any(axis=0)].astype(np.int64)
+
+
+def test_ancestor_ranges_equal_the_containment_matrix():
+    from scrapy_cepr.core.blocks import ancestor_ranges, block_ranges
+    from scrapy_cepr.core.page import Page
+    from scrapy_cepr.core.region import DomTable
+
+    rng = np.random.default_rng(5)
+    for k in range(60):
+        parts = []
+        for j in range(int(rng.integers(1, 12))):
+            inner = "".join(f"<p>Line {j}.{i} of text</p>" for i in range(int(rng.integers(0, 4))))
+            parts.append(f"<div><h2>Part {j}</h2>{inner}<span></span></div>" if rng.random() < 0.7 else f"<ul><li>{inner}</li></ul>")
+        page = Page.from_html(f"<html><body><main><section>{''.join(parts)}</section></main><p>End {k}</p></body></html>")
+        table = DomTable(page)
+        starts, ends = block_ranges(page.blocks)
+        block_of = np.arange(starts.size).repeat(ends - starts)
+        for share in (0.0, 0.1, 0.5, 1.0):
+            mask = rng.random(len(page)) < share
+            assert np.array_equal(ancestor_ranges(table, mask, block_of),
+                                  _ancestor_ranges_by_matrix(table, mask, block_of))

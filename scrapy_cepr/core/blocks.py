@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -150,12 +149,13 @@ def _path_tables(page: Page) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return depth, np.array(heading, dtype=np.float64), flags[:, :-1], flags[:, -1]
 
 
-# The elements that open a dialog (dialog_nodes): WAI-ARIA's roles, its modal flag (and
-# HTML's element, found with lxml's C walk filtered by tag, ``iter("dialog")``). Each
-# XPath walks libxml2's attributes of one name, several times faster than a predicate on
-# every element, and runs only when the source holds its marker.
-_DIALOG_ROLES = etree.XPath("//@role[. = 'dialog' or . = 'alertdialog']/..")
-_MODAL = etree.XPath("//@aria-modal[. = 'true']/..")
+# The elements that open a dialog (dialog_nodes) by WAI-ARIA's roles or its modal flag:
+# each ``descendant-or-self::*/@name`` step walks the elements' attributes of one name in
+# libxml2, several times faster than a predicate on every element (and than ``//@name``,
+# which visits the text nodes too). HTML's ``dialog`` elements are read with lxml's C walk
+# filtered by tag, only when the page model's walk met one (``Page.path_names``).
+_DIALOG_ATTRS = etree.XPath("descendant-or-self::*/@role[. = 'dialog' or . = 'alertdialog']/.. | "
+                            "descendant-or-self::*/@aria-modal[. = 'true']/..")
 
 
 def dialog_nodes(page: Page) -> np.ndarray:
@@ -165,8 +165,8 @@ def dialog_nodes(page: Page) -> np.ndarray:
     declares itself modal (``aria-modal="true"``), or HTML's ``dialog`` element: a window
     over the page (a consent, sign-in, newsletter or size-chart overlay). A text node is
     inside when its owner (:attr:`Page.owners`) is the dialog or lies below it, so the
-    dialog's tail is not. Skipped (all False) when the source contains neither
-    ``dialog`` nor ``aria-modal``.
+    dialog's tail is not. Read on the parsed tree (names as the parser gives them,
+    character references resolved).
 
     >>> page = Page.from_html('<body><div role="dialog"><p>Accept <b>all</b></p></div>Story'
     ...     '<dialog open>Sign in</dialog><div aria-modal="true">Join</div></body>')
@@ -177,17 +177,13 @@ def dialog_nodes(page: Page) -> np.ndarray:
     root = page.root
     if n == 0 or root is None:
         return np.zeros(n, dtype=bool)
-    source = page.source
-    searches: list[Iterable[etree._Element]] = []  # rfind: faster than ``in`` on UCS-2 text
-    if source.rfind("dialog") >= 0:  # the roles' values and the tag name hold it
-        searches += [_DIALOG_ROLES(root), root.iter("dialog")]
-    if source.rfind("aria-modal") >= 0:
-        searches.append(_MODAL(root))
+    found = _DIALOG_ATTRS(root)
+    if "dialog" in page.path_names:  # a <dialog> element below <body>
+        found += root.iter("dialog")
     inside: dict[etree._Element, None] = {}
-    for found in searches:
-        for el in found:
-            if el not in inside:  # a dialog inside one found before is already in
-                inside.update(dict.fromkeys(el.iter()))
+    for el in found:
+        if el not in inside:  # a dialog inside one found before is already in
+            inside.update(dict.fromkeys(el.iter()))
     if not inside:
         return np.zeros(n, dtype=bool)
     return np.fromiter(map(inside.__contains__, page.owners), bool, n)
@@ -221,6 +217,7 @@ def block_features(
     repeated: np.ndarray | None = None,
     regions: np.ndarray | None = None,
     records: np.ndarray | None = None,
+    dialog: np.ndarray | None = None,
 ) -> BlockFeatures:
     """The blocks of *page* and their features (module docstring; no page type yet).
 
@@ -233,6 +230,8 @@ def block_features(
         ranges (:func:`ancestor_ranges`), or None.
     :param records: bool ``(N,)``, text nodes inside repeated sibling records
         (:func:`scrapy_cepr.core.article.record_lists`), or None.
+    :param dialog: bool ``(N,)``, :func:`dialog_nodes` of *page* when the caller has
+        them, or None (computed here).
     :returns: :class:`BlockFeatures` with ``B`` rows (``B = 0`` for a page without text).
     """
     starts, ends = block_ranges(page.blocks)
@@ -261,7 +260,12 @@ def block_features(
     longest = np.maximum.reduceat(chars, starts)
     is_longest = chars == longest[block_of]
     first_longest = np.flatnonzero(is_longest)
-    pick = first_longest[np.unique(block_of[first_longest], return_index=True)[1]]
+    # The first of each block's longest nodes: where the (rising) block number changes.
+    longest_block = block_of[first_longest]
+    first_of_block = np.empty(first_longest.size, dtype=bool)
+    first_of_block[:1] = True
+    np.not_equal(longest_block[1:], longest_block[:-1], out=first_of_block[1:])
+    pick = first_longest[first_of_block]
     main_path = pid[pick]
     path_nodes = np.bincount(pid, minlength=n_paths).astype(np.float64)
     path_chars = np.bincount(pid, weights=chars, minlength=n_paths)
@@ -300,7 +304,7 @@ def block_features(
     # a post's "Reply", a disclaimer printed under every carousel item).
     counts = Counter(texts)
     repeats = np.fromiter(map(counts.__getitem__, [texts[i] for i in pick.tolist()]), np.float64, b) - 1.0
-    dialog = np.add.reduceat(chars * dialog_nodes(page), starts) / safe
+    in_dialog = np.add.reduceat(chars * (dialog_nodes(page) if dialog is None else dialog), starts) / safe
 
     own = np.column_stack(
         [
@@ -319,7 +323,7 @@ def block_features(
             akeep, span, level, level_share,
             np.add.reduceat(chars * records, starts) / safe if records is not None else np.zeros(b),
             np.log1p(repeats),
-            dialog,
+            in_dialog,
         ]
     )
     col = {name: k for k, name in enumerate(_OWN)}
@@ -361,10 +365,9 @@ def ancestor_ranges(table, node_mask: np.ndarray, block_of: np.ndarray) -> np.nd
         chain.append(a)
         a = int(parent[a])
     chain_arr = np.array(chain, dtype=np.int64)
-    own = table.owner
-    inside = (own[:, None] >= chain_arr[None, :]) & (own[:, None] < end[chain_arr][None, :])
-    has = inside.any(axis=0)
-    first = np.argmax(inside, axis=0)
-    last = own.size - 1 - np.argmax(inside[::-1], axis=0)
-    out = np.column_stack([block_of[first], block_of[last] + 1])[has]
+    # The text nodes of each subtree are one range (DomTable.first_text/last_text, which
+    # CEPR-Article's region search has built already); a subtree without text has none.
+    first, last = table.first_text[chain_arr], table.last_text[chain_arr]
+    has = last >= 0
+    out = np.column_stack([block_of[first[has]], block_of[last[has]] + 1])
     return out.astype(np.int64)

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .pagetype import PAGE_TYPES
-from .text import CJK_RE
+from .text import count_cjk
 from .trees import TreeEnsemble, load_trees
 
 __all__ = ["FEATURES", "MODEL_FILE", "confidence", "features", "load_model"]
@@ -112,8 +112,8 @@ def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] |
     link_chars = chars[link].sum()
     kept_link = chars[keep & link].sum()
     blocks = np.asarray(page.blocks)
-    n_blocks = np.unique(blocks).size
-    n_kept_blocks = np.unique(blocks[keep]).size
+    n_blocks = _distinct_sorted(blocks)
+    n_kept_blocks = _distinct_sorted(blocks[keep])
     punct = nodes.punc_num if nodes.punc_num is not None else page.punct_counts
     kept_punct = float(np.asarray(punct)[keep].sum())
     hs = np.log1p(np.maximum(np.asarray(nodes.h_smoothed, dtype=np.float64), 0.0))
@@ -128,9 +128,7 @@ def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] |
     title = nodes.title_index
     # Words: the body's whitespace is normalised, so spaces and newlines separate them;
     # a CJK character is a word of its own (as in the paper metric's tokens).
-    words = body.count(" ") + body.count("\n") + 1
-    if not body.isascii():
-        words += len(CJK_RE.findall(body))
+    words = body.count(" ") + body.count("\n") + 1 + count_cjk(body)
     row = [
         *types.tolist(),
         float(types.max()) if types.size else 0.0,
@@ -159,6 +157,18 @@ def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] |
         -1.0 if title is None else float(title <= first),
     ]
     return np.asarray(row, dtype=np.float64)
+
+
+def _distinct_sorted(values: np.ndarray) -> int:
+    """The number of distinct values of a sorted array (``np.unique(values).size``
+    without the sort: display-block ids rise along the text nodes).
+
+    >>> _distinct_sorted(np.array([1, 1, 2, 5, 5])), _distinct_sorted(np.array([], dtype=np.int64))
+    (3, 0)
+    """
+    if values.size == 0:
+        return 0
+    return 1 + int(np.count_nonzero(values[1:] != values[:-1]))
 
 
 @lru_cache(maxsize=1)

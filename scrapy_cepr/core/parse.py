@@ -719,14 +719,14 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     marks = arr == _GT
     marks |= arr == _DQ
     marks |= arr == _SQ
-    pos = np.flatnonzero(marks)
+    pos = marks.nonzero()[0]
     kinds = arr[pos]
     # The quotes that may open a value, and those that close one.
     prev = arr[pos - 1]
     if len(pos) and pos[0] == 0:
         prev[0] = 0
     opens = prev == _EQ
-    back = np.flatnonzero(prev <= 32)  # whitespace (or a control byte): look further back
+    back = (prev <= 32).nonzero()[0]  # whitespace (or a control byte): look further back
     if len(back):
         at = pos[back][:, None] - 1 - np.arange(_OPENER_LOOKBACK)
         window = arr[np.maximum(at, 0)]
@@ -735,29 +735,34 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
         at, byte = np.take_along_axis(at, first, 1)[:, 0], np.take_along_axis(window, first, 1)[:, 0]
         found = np.take_along_axis(stop, first, 1)[:, 0]
         opens[back[~found | ((at >= 0) & (byte == _EQ))]] = True
-    ends = np.flatnonzero(kinds == _GT)
-    closes = []
+    ends = (kinds == _GT).nonzero()[0]
+    quote_sets = []  # per kind of quote: its positions in *pos*, and which may open a value
     bridged = np.zeros(len(ends), bool)
     for kind in (_DQ, _SQ):
-        quotes = np.flatnonzero(kinds == kind)
+        quotes = (kinds == kind).nonzero()[0]
         if len(quotes):
             quote_opens = opens[quotes]
-            closes.append(pos[quotes[1:][quote_opens[:-1]]])
-            last = np.searchsorted(quotes, ends)  # 1 + the last quote of this kind before each '>'
+            quote_sets.append((quotes, quote_opens))
+            last = quotes.searchsorted(ends)  # 1 + the last quote of this kind before each '>'
             bridged |= np.concatenate(([False], quote_opens))[last]
+
+    def closes() -> list[np.ndarray]:  # the quotes that may close a value (when needed)
+        return [pos[quotes[1:][quote_opens[:-1]]] for quotes, quote_opens in quote_sets]
+
     if max_attributes and attributes > max_attributes:
-        attributes = min(attributes, _attribute_starts(arr, closes, 0, n))
+        attributes = min(attributes, _attribute_starts(arr, closes(), 0, n))
     if max_per_element and most > max_per_element:
         edges = np.concatenate(([-1], pos[ends[~bridged]], [n - 1]))
         halves = np.diff(edges) // 2
         most = int(halves.max())
         if most > max_per_element:
             most = int(halves.max(initial=0, where=halves <= max_per_element))
-            for i in np.flatnonzero(halves > max_per_element).tolist():
+            closing = closes()
+            for i in (halves > max_per_element).nonzero()[0].tolist():
                 start, end = int(edges[i]) + 1, int(edges[i + 1]) + 1
                 tag = _START_TAG_RE.search(data, start, end)
                 if tag is not None:
-                    starts = _attribute_starts(arr, closes, tag.start(), end)
+                    starts = _attribute_starts(arr, closing, tag.start(), end)
                     if starts > max_per_element:  # long values: count each possible tag
                         starts = _most_in_run(data, tag.start(), end, max_per_element, starts)
                     most = max(most, starts)

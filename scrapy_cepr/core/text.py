@@ -17,6 +17,7 @@ __all__ = [
     "CJK_RE",
     "CONTROL_RE",
     "assemble_body",
+    "count_cjk",
     "has_controls",
     "count_punctuation",
     "normalize_space",
@@ -124,6 +125,34 @@ CJK_RE = re.compile(
     "[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]"
 )
+# The same characters as :data:`CJK_RE`, as sorted code-point bounds ``[first, end)`` of
+# merged ranges (adjacent ones joined, so that a code point is inside exactly when an odd
+# number of bounds is at or below it).
+_CJK_BOUNDS = np.array(
+    [0x2E80, 0x2FE0, 0x3040, 0x3130, 0x3190, 0x3200, 0x3400, 0x4DC0, 0x4E00, 0xA000, 0xAC00, 0xD7B0,
+     0xF900, 0xFB00, 0x20000, 0x2FA20],
+    dtype=np.uint32,
+)
+
+
+def count_cjk(text: str) -> int:
+    """Number of characters of *text* that :data:`CJK_RE` matches
+    (``len(CJK_RE.findall(text))``), counted over the UTF-32 code points with numpy: an
+    ASCII text costs one test, another a few vector steps instead of the pattern's step
+    per character.
+
+    >>> count_cjk("Hello, world! 北京欢迎你"), count_cjk("Café “quoted”"), count_cjk("ひらがな 한국 \U00020001")
+    (5, 0, 7)
+    """
+    if text.isascii():
+        return 0
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    high = codes[codes >= _CJK_BOUNDS[0]]
+    if not high.size:
+        return 0
+    return int(np.count_nonzero(_CJK_BOUNDS.searchsorted(high, side="right") & 1))
+
+
 _PAPER_TOKEN_RE = re.compile(CJK_RE.pattern + r"|[^\s" + CJK_RE.pattern[1:-1] + r"]+")
 _WORD_RE = re.compile(r"\w+")
 
