@@ -186,14 +186,16 @@ _LD_PROPERTIES = ("datePublished", "author", "offers", "aggregateRating", "itemL
 #: cards with an image, sections, rows): HTML's own tag names.
 _COUNTED_TAGS = ("time", "pre", "code", "button", "input", "form", "select", "img", "h2", "h3", "article", "li",
                  "tr")
-# A year (group 1: its century) or a time of day (a post's or an event's time: hours and
-# minutes, group 1 empty), one pass over the short text.
-_DATE_TOKEN_RE = re.compile(r"(?<!\d)(?:(19|20)\d\d|[0-2]?\d:[0-5]\d)(?!\d)")
+# A year 1900-2099 or a time of day (a post's or an event's time: hours and minutes, with
+# a colon), not inside a longer number; one pass over the short text. The pattern starts
+# with a digit (not a look-behind) so that the regex engine skips to the digits.
+_DATE_TOKEN_RE = re.compile(r"\d(?<!\d\d)(?:(?<=1)9\d\d|(?<=2)0\d\d|:[0-5]\d|(?<=[0-2])\d:[0-5]\d)(?!\d)")
 # href schemes of a contact link (a service's phone and mail) and HTML's rel values of
 # a paged sequence (a thread, a list, a manual's chapters).
 _REL_PAGED = ("next", "prev")
 _TAG = attrgetter("tag")
 _HREF = methodcaller("get", "href")
+_CONTACT_STARTS = frozenset("tTmM# \t\n\r\f")
 
 #: The model's inputs, in order (:func:`page_features`).
 FEATURE_NAMES: tuple[str, ...] = (
@@ -355,8 +357,8 @@ def page_features(page: Any) -> np.ndarray:
         if signs:
             x[idx["prices"]] = len(_PRICE_RE.findall(short))
         if x[idx["short_digit_share"]]:
-            dates = _DATE_TOKEN_RE.findall(short)  # "19"/"20" for a year, "" for a clock
-            clocks = dates.count("")
+            dates = _DATE_TOKEN_RE.findall(short)
+            clocks = "".join(dates).count(":")
             x[idx["short_years"]] = len(dates) - clocks
             x[idx["short_clocks"]] = clocks
     in_run = (run_id == best).nonzero()[0]
@@ -412,17 +414,19 @@ def _elements(page: Any, x: np.ndarray) -> None:
     (``count_*``), ``h2``/``h3`` with an ``id`` (a heading a table of contents links
     to), links by ``href``: ``tel:`` and ``mailto:`` (contact links) and ``#fragment``
     (links into the page itself); ``rel_next`` is 1 when the head declares HTML's
-    ``<link rel="next">``/``"prev"`` (a page of a paged sequence). One pass over the walk's ``body_nodes`` (no walk of
-    the tree)."""
+    ``<link rel="next">``/``"prev"`` (a page of a paged sequence). Read off the walk's
+    ``body_nodes`` (no second walk of the tree)."""
     idx = _INDEX
     nodes = page.body_nodes
     tags = list(map(_TAG, nodes))
     counts = Counter(tags)
     for tag in _COUNTED_TAGS:
         x[idx[f"count_{tag}"]] = counts.get(tag, 0)
-    anchors = [nodes[i] for i, tag in enumerate(tags) if tag == "a"] if counts.get("a") else []
+    anchors = [n for n, tag in zip(nodes, tags) if tag == "a"] if counts.get("a") else []
     tel = mailto = fragment = 0
-    for href in map(_HREF, anchors):
+    # Only hrefs whose first character can start tel:, mailto: or # (or is a space before
+    # one) are read further.
+    for href in [h for h in map(_HREF, anchors) if h and h[0] in _CONTACT_STARTS]:
         if href:
             head = href.lstrip()[:7].lower()
             if head.startswith("tel:"):
@@ -432,8 +436,8 @@ def _elements(page: Any, x: np.ndarray) -> None:
             elif head.startswith("#") and len(head) > 1:
                 fragment += 1
     if counts.get("h2") or counts.get("h3"):
-        x[idx["heading_ids"]] = sum(1 for i, tag in enumerate(tags)
-                                    if (tag == "h2" or tag == "h3") and nodes[i].get("id") is not None)
+        x[idx["heading_ids"]] = sum(1 for n, tag in zip(nodes, tags)
+                                    if (tag == "h2" or tag == "h3") and n.get("id") is not None)
     head_el = page.root.find("head") if page.root is not None else None
     paged = head_el is not None and any((link.get("rel") or "").lower() in _REL_PAGED
                                         for link in head_el.iterchildren("link"))
