@@ -258,3 +258,13 @@ def test_element_and_link_counts():
     assert x["rel_next"] == 1
     assert x["short_years"] == 2 and x["short_clocks"] == 2
     assert _features(html.replace('<link rel="next" href="/thread/2">', ""))["rel_next"] == 0
+
+
+def test_years_and_clock_times_in_short_text():
+    # Short text nodes (<= 40 characters): years 1900-2099 and times of day, not digits
+    # inside longer numbers.
+    cells = ["Posted 9:30", "2019-05-01 10:30:15", "Order 120345", "Item 3000", "Since 1987", "Code 21:75"]
+    html = "<html><body>" + "".join(f"<p>{c}</p>" for c in cells) + "</body></html>"
+    x = _features(html)
+    assert x["short_years"] == 2  # 2019 and 1987; not 1203 inside 120345, not 3000
+    assert x["short_clocks"] == 2  # 9:30 and 10:30; 21:75 is no time
