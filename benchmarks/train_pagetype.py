@@ -61,7 +61,7 @@ PARAMS = {
     "lambda_l2": 1.0,
     "deterministic": True,
     "num_threads": 1,
-    "seed": 3,
+    "seed": 4,
     "verbose": -1,
 }
 ROUNDS = 180
@@ -157,6 +157,8 @@ DECLARATION_COLUMNS = [i for i, name in enumerate(FEATURE_NAMES)
                        if name.startswith(("declared_", "og_", "meta_", "ld_")) or name == "itemtypes"]
 HTML5_SHARE_COLUMNS = [FEATURE_NAMES.index(f"share_{g}") for g in ("article", "main", "time", "section", "figure", "chrome")]
 HTML5_LINK_COLUMNS = [FEATURE_NAMES.index(f"link_share_{g}") for g in ("main", "article", "chrome")]
+#: Counts of HTML5's elements (``time``, ``article``, links in ``nav``): none on such a page.
+HTML5_COUNT_COLUMNS = [FEATURE_NAMES.index(n) for n in ("count_time", "count_article", "nav_links")]
 
 
 #: The weight of the plain-page copy of each training page (the page itself and its
@@ -173,6 +175,7 @@ def as_plain_page(X: np.ndarray) -> np.ndarray:
     X[:, DECLARATION_COLUMNS] = 0.0
     X[:, HTML5_SHARE_COLUMNS] = 0.0
     X[:, HTML5_LINK_COLUMNS] = -1.0
+    X[:, HTML5_COUNT_COLUMNS] = 0.0
     return X
 
 

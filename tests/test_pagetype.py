@@ -232,3 +232,39 @@ def test_features_are_finite_on_odd_pages():
                  "<table><tr><td>1</td><td>$2</td></tr></table>", "<html><body>" + "<div>" * 300 + "deep</body></html>"]:
         x = page_features(Page.from_html(html, url="http://example.com/"))
         assert np.isfinite(x).all()
+
+
+def test_element_and_link_counts():
+    html = """<html><head><link rel="next" href="/thread/2"></head><body>
+    <nav><a href="/">Home</a><a href="/forum">Forum</a></nav>
+    <h2 id="install">Install</h2><h2>Usage</h2><h3 id="options">Options</h3>
+    <article><time>12 Mar 2024, 14:05</time><p>First post, a question.</p></article>
+    <article><time>13 Mar 2024, 09:30</time><p>Second post, an answer.</p></article>
+    <pre><code>pip install thing</code></pre>
+    <form><input name="q"><button>Search</button></form>
+    <a href="tel:+15550100">Call us</a> <a href="mailto:help@example.com">Mail us</a>
+    <a href="#install">Jump</a> <a href="#">Top</a>
+    <a href="https://docs.example.com/a">Docs</a> <a href="https://other.org/b">Elsewhere</a>
+    <a href="https://example.com/c">Same site</a>
+    <img src="a.png"><ul><li>one</li><li>two</li></ul><table><tr><td>1</td></tr></table>
+    </body></html>"""
+    x = _features(html, url="https://www.example.com/thread/1")
+    assert x["count_time"] == 2 and x["count_article"] == 2 and x["count_pre"] == 1 and x["count_code"] == 1
+    assert x["count_form"] == 1 and x["count_input"] == 1 and x["count_button"] == 1 and x["count_select"] == 0
+    assert x["count_img"] == 1 and x["count_li"] == 2 and x["count_tr"] == 1
+    assert x["count_h2"] == 2 and x["count_h3"] == 1 and x["heading_ids"] == 2
+    assert x["nav_links"] == 2  # the two link texts inside <nav>
+    assert x["tel_links"] == 1 and x["mailto_links"] == 1 and x["fragment_links"] == 1  # "#" alone is no target
+    assert x["rel_next"] == 1
+    assert x["short_years"] == 2 and x["short_clocks"] == 2
+    assert _features(html.replace('<link rel="next" href="/thread/2">', ""))["rel_next"] == 0
+
+
+def test_years_and_clock_times_in_short_text():
+    # Short text nodes (<= 40 characters): years 1900-2099 and times of day, not digits
+    # inside longer numbers.
+    cells = ["Posted 9:30", "2019-05-01 10:30:15", "Order 120345", "Item 3000", "Since 1987", "Code 21:75"]
+    html = "<html><body>" + "".join(f"<p>{c}</p>" for c in cells) + "</body></html>"
+    x = _features(html)
+    assert x["short_years"] == 2  # 2019 and 1987; not 1203 inside 120345, not 3000
+    assert x["short_clocks"] == 2  # 9:30 and 10:30; 21:75 is no time

@@ -25,6 +25,12 @@ declares about itself:
   the page chrome ``nav``/``aside``/``header``/``footer``, ``main``, tables, lists,
   quotes …) and the link share of the text in ``main``, ``article`` and the chrome
   (HTML's own tag names, never class names); characters per element;
+* **elements and links**: the number of some elements (``time``, ``pre``, ``code``,
+  ``button``, ``input``, ``form``, ``select``, ``img``, ``h2``, ``h3``, ``article``,
+  ``li``, ``tr``: posts, code blocks, buy forms, cards, sections, rows), of headings
+  with an ``id`` (targets of a table of contents), of links in ``nav``, of ``tel:``,
+  ``mailto:`` and ``#fragment`` links, HTML's ``rel="next"``/``"prev"``, years and
+  times of day in short text nodes (the dates of posts and cards);
 * **URL shape**: path depth, digits and a date in the path, a trailing slash, a query,
   the length and hyphen count of the last segment (a story slug).
 
@@ -42,9 +48,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
+from operator import attrgetter, methodcaller
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -148,6 +156,9 @@ _TAG_GROUPS = {
 _GROUP_NAMES = tuple(_TAG_GROUPS)
 _TAG_BITS = {tag: 1 << i for i, tags in enumerate(_TAG_GROUPS.values()) for tag in tags}
 _GROUP_BITS = tuple(1 << i for i in range(len(_TAG_GROUPS)))
+# nav on its own (its text is measured with the chrome's): the links of a site's menus.
+_NAV_BIT = 1 << len(_TAG_GROUPS)
+_TAG_BITS["nav"] |= _NAV_BIT
 
 _LD_TYPE_RE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
 _LD_NAME_RE = re.compile(r'"([^"]*)"')
@@ -169,6 +180,22 @@ _TITLE_SEPARATORS = ("|", " - ", " – ", " — ", ": ", "·", "»", "::")
 _META_KEYS = ("article:published_time", "article:modified_time", "author", "product:price:amount")
 _LD_PROPERTIES = ("datePublished", "author", "offers", "aggregateRating", "itemListElement", "mainEntity",
                   "acceptedAnswer", "headline")
+
+#: Elements counted one by one (``count_*``; the ``share_*`` features measure text, these
+#: the number of records: posts with a ``time``, code blocks, buy buttons, form fields,
+#: cards with an image, sections, rows): HTML's own tag names.
+_COUNTED_TAGS = ("time", "pre", "code", "button", "input", "form", "select", "img", "h2", "h3", "article", "li",
+                 "tr")
+# A year 1900-2099 or a time of day (a post's or an event's time: hours and minutes, with
+# a colon), not inside a longer number; one pass over the short text. The pattern starts
+# with a digit (not a look-behind) so that the regex engine skips to the digits.
+_DATE_TOKEN_RE = re.compile(r"\d(?<!\d\d)(?:(?<=1)9\d\d|(?<=2)0\d\d|:[0-5]\d|(?<=[0-2])\d:[0-5]\d)(?!\d)")
+# href schemes of a contact link (a service's phone and mail) and HTML's rel values of
+# a paged sequence (a thread, a list, a manual's chapters).
+_REL_PAGED = ("next", "prev")
+_TAG = attrgetter("tag")
+_HREF = methodcaller("get", "href")
+_CONTACT_STARTS = frozenset("tTmM# \t\n\r\f")
 
 #: The model's inputs, in order (:func:`page_features`).
 FEATURE_NAMES: tuple[str, ...] = (
@@ -192,6 +219,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "link_share_main", "link_share_article", "link_share_chrome",
     "after_run_share", "line_chars_median",
     "controls", "images", "prices_per_record",
+    *(f"count_{t}" for t in _COUNTED_TAGS),
+    "short_years", "short_clocks", "years_per_record",
+    "tel_links", "mailto_links", "fragment_links", "heading_ids", "nav_links", "rel_next",
 )
 _N = len(FEATURE_NAMES)
 _INDEX = {name: i for i, name in enumerate(FEATURE_NAMES)}
@@ -326,6 +356,11 @@ def page_features(page: Any) -> np.ndarray:
         x[idx["currency_signs"]] = signs
         if signs:
             x[idx["prices"]] = len(_PRICE_RE.findall(short))
+        if x[idx["short_digit_share"]]:
+            dates = _DATE_TOKEN_RE.findall(short)
+            clocks = "".join(dates).count(":")
+            x[idx["short_years"]] = len(dates) - clocks
+            x[idx["short_clocks"]] = clocks
     in_run = (run_id == best).nonzero()[0]
     last_line = int(in_run[-1]) if in_run.size else first_line
     x[idx["after_run_share"]] = float(all_chars[last_line + 1:].sum()) / total
@@ -342,6 +377,8 @@ def page_features(page: Any) -> np.ndarray:
     x[idx["controls"]] = float(sum(map(names.count, _CONTROL_TAGS)))
     x[idx["images"]] = float(sum(map(names.count, _IMAGE_TAGS)))
     x[idx["prices_per_record"]] = x[idx["prices"]] / max(x[idx["record_count"]], 1.0)
+    x[idx["years_per_record"]] = x[idx["short_years"]] / max(x[idx["record_count"]], 1.0)
+    _elements(page, x)
     elements = max(len(page.body_nodes), 1)
     x[idx["elements"]] = elements
     x[idx["chars_per_element"]] = total / elements
@@ -360,13 +397,54 @@ def _tag_groups(page: Any, chars_path: np.ndarray, link_node_chars: np.ndarray,
         if parent >= 0:
             inside[i] = inside[parent] | bits(name, 0)
     # (paths, groups) 0/1 matrix: the path is inside an element of the group.
-    under = ((np.array(inside, dtype=np.int64)[:, None] >> _SHIFTS) & 1).astype(np.float64)
+    inside_bits = np.array(inside, dtype=np.int64)
+    under = ((inside_bits[:, None] >> _SHIFTS) & 1).astype(np.float64)
     link_path = np.bincount(page.path_ids, weights=link_node_chars, minlength=len(inside))
     text = chars_path @ under
     x[_SHARE_SLOT:_SHARE_SLOT + _GROUPS_N] = text / total
+    in_nav = (inside_bits & _NAV_BIT) != 0
+    x[_INDEX["nav_links"]] = float(np.count_nonzero(page.in_link & in_nav[page.path_ids]))
     links = link_path @ under[:, _LINK_GROUPS]
     text = text[_LINK_GROUPS]
     x[_LINK_SLOT:_LINK_SLOT + len(_LINK_GROUPS)] = np.where(text > 0, links / np.maximum(text, 1.0), -1.0)
+
+
+def _elements(page: Any, x: np.ndarray) -> None:
+    """Counts of elements and links, into *x*: the elements of :data:`_COUNTED_TAGS`
+    (``count_*``), ``h2``/``h3`` with an ``id`` (a heading a table of contents links
+    to), links by ``href``: ``tel:`` and ``mailto:`` (contact links) and ``#fragment``
+    (links into the page itself); ``rel_next`` is 1 when the head declares HTML's
+    ``<link rel="next">``/``"prev"`` (a page of a paged sequence). Read off the walk's
+    ``body_nodes`` (no second walk of the tree)."""
+    idx = _INDEX
+    nodes = page.body_nodes
+    tags = list(map(_TAG, nodes))
+    counts = Counter(tags)
+    for tag in _COUNTED_TAGS:
+        x[idx[f"count_{tag}"]] = counts.get(tag, 0)
+    anchors = [n for n, tag in zip(nodes, tags) if tag == "a"] if counts.get("a") else []
+    tel = mailto = fragment = 0
+    # Only hrefs whose first character can start tel:, mailto: or # (or is a space before
+    # one) are read further.
+    for href in [h for h in map(_HREF, anchors) if h and h[0] in _CONTACT_STARTS]:
+        if href:
+            head = href.lstrip()[:7].lower()
+            if head.startswith("tel:"):
+                tel += 1
+            elif head.startswith("mailto:"):
+                mailto += 1
+            elif head.startswith("#") and len(head) > 1:
+                fragment += 1
+    if counts.get("h2") or counts.get("h3"):
+        x[idx["heading_ids"]] = sum(1 for n, tag in zip(nodes, tags)
+                                    if (tag == "h2" or tag == "h3") and n.get("id") is not None)
+    head_el = page.root.find("head") if page.root is not None else None
+    paged = head_el is not None and any((link.get("rel") or "").lower() in _REL_PAGED
+                                        for link in head_el.iterchildren("link"))
+    x[idx["tel_links"]] = tel
+    x[idx["mailto_links"]] = mailto
+    x[idx["fragment_links"]] = fragment
+    x[idx["rel_next"]] = 1 if paged else 0
 
 
 def _declarations(page: Any, x: np.ndarray) -> None:
