@@ -131,6 +131,19 @@ def test_small_pages_get_the_former_rule():
     assert page_type(Page.from_html(f"<html><body><h1>Vote</h1>{story}</body></html>")) == ARTICLE
 
 
+def test_a_file_url_is_no_url():
+    # Where a copy of the page was saved (a checkout, a download folder) says nothing about
+    # the page: a file: URL gives the URL features as missing, like no URL at all, while a
+    # web URL with the same path does not.
+    html = ARTICLE_PAGES[0].read_bytes()
+    name = ARTICLE_PAGES[0].name
+    none = page_type_proba(Page.from_html(html))
+    for url in (f"file:///home/ann/a/b/c/site/articles/{name}", f"file:///tmp/x1/{name}"):
+        assert page_type_proba(Page.from_html(html, url=url)) == none
+    web = _features(html, f"https://news.example/home/ann/a/b/c/site/articles/{name}")
+    assert web["url_depth"] == 8 and math.isnan(_features(html, f"file:///tmp/x1/{name}")["url_depth"])
+
+
 @pytest.mark.parametrize("path", INDEX_PAGES, ids=lambda p: p.name)
 def test_index_fixtures_have_a_type(path):
     assert page_type(Page.from_html(path.read_bytes())) in PAGE_TYPES

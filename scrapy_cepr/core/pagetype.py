@@ -491,12 +491,23 @@ def _declarations(page: Any, x: np.ndarray) -> None:
 
 def _url(url: str | None, x: np.ndarray) -> None:
     """URL path shape into *x*; NaN (missing: the model was trained with and without
-    URLs) when there is no URL or it cannot be split."""
+    URLs) when there is no URL, it cannot be split, or it is not a web URL (``http``,
+    ``https``): the path of a ``file:`` URL tells where a copy of the page was saved,
+    not what the page is.
+
+    >>> x = np.zeros(_N)
+    >>> _url("file:///home/ann/site/articles/harbour-storm.html", x)
+    >>> bool(np.isnan(x[_INDEX["url_depth"]]))
+    True
+    >>> _url("https://news.example/2024/11/05/harbour-storm.html", x)
+    >>> int(x[_INDEX["url_depth"]]), int(x[_INDEX["url_date"]])
+    (4, 1)
+    """
     try:
         parts = urlsplit(url) if url else None
     except ValueError:
         parts = None
-    if parts is None:
+    if parts is None or parts.scheme.lower() not in ("http", "https"):
         x[_URL_SLOTS] = np.nan
         return
     path = parts.path or "/"
