@@ -261,11 +261,7 @@ def block_features(
     is_longest = chars == longest[block_of]
     first_longest = np.flatnonzero(is_longest)
     # The first of each block's longest nodes: where the (rising) block number changes.
-    longest_block = block_of[first_longest]
-    first_of_block = np.empty(first_longest.size, dtype=bool)
-    first_of_block[:1] = True
-    np.not_equal(longest_block[1:], longest_block[:-1], out=first_of_block[1:])
-    pick = first_longest[first_of_block]
+    pick = first_longest[block_ranges(block_of[first_longest])[0]]
     main_path = pid[pick]
     path_nodes = np.bincount(pid, minlength=n_paths).astype(np.float64)
     path_chars = np.bincount(pid, weights=chars, minlength=n_paths)

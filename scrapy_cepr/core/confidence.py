@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .blocks import block_ranges
 from .pagetype import PAGE_TYPES
 from .text import count_cjk
 from .trees import TreeEnsemble, load_trees
@@ -112,8 +113,9 @@ def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] |
     link_chars = chars[link].sum()
     kept_link = chars[keep & link].sum()
     blocks = np.asarray(page.blocks)
-    n_blocks = _distinct_sorted(blocks)
-    n_kept_blocks = _distinct_sorted(blocks[keep])
+    # Display-block ids rise along the text nodes: the blocks are their runs.
+    n_blocks = block_ranges(blocks)[0].size
+    n_kept_blocks = block_ranges(blocks[keep])[0].size
     punct = nodes.punc_num if nodes.punc_num is not None else page.punct_counts
     kept_punct = float(np.asarray(punct)[keep].sum())
     hs = np.log1p(np.maximum(np.asarray(nodes.h_smoothed, dtype=np.float64), 0.0))
@@ -157,18 +159,6 @@ def features(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] |
         -1.0 if title is None else float(title <= first),
     ]
     return np.asarray(row, dtype=np.float64)
-
-
-def _distinct_sorted(values: np.ndarray) -> int:
-    """The number of distinct values of a sorted array (``np.unique(values).size``
-    without the sort: display-block ids rise along the text nodes).
-
-    >>> _distinct_sorted(np.array([1, 1, 2, 5, 5])), _distinct_sorted(np.array([], dtype=np.int64))
-    (3, 0)
-    """
-    if values.size == 0:
-        return 0
-    return 1 + int(np.count_nonzero(values[1:] != values[:-1]))
 
 
 @lru_cache(maxsize=1)

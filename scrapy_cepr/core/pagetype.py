@@ -427,14 +427,13 @@ def _elements(page: Any, x: np.ndarray) -> None:
     # Only hrefs whose first character can start tel:, mailto: or # (or is a space before
     # one) are read further.
     for href in [h for h in map(_HREF, anchors) if h and h[0] in _CONTACT_STARTS]:
-        if href:
-            head = href.lstrip()[:7].lower()
-            if head.startswith("tel:"):
-                tel += 1
-            elif head.startswith("mailto:"):
-                mailto += 1
-            elif head.startswith("#") and len(head) > 1:
-                fragment += 1
+        head = href.lstrip()[:7].lower()
+        if head.startswith("tel:"):
+            tel += 1
+        elif head.startswith("mailto:"):
+            mailto += 1
+        elif head.startswith("#") and len(head) > 1:
+            fragment += 1
     if counts.get("h2") or counts.get("h3"):
         x[idx["heading_ids"]] = sum(1 for n, tag in zip(nodes, tags)
                                     if (tag == "h2" or tag == "h3") and n.get("id") is not None)
