@@ -29,12 +29,22 @@ how much the numbers move from one set of sites to another.
 Usage::
 
     python benchmarks/metadata_wcxb.py [--wcxb DIR] [--limit N] [--json FILE] [--no-trafilatura]
-        [--method cepr-article] [--folds 5] [--errors FIELD] [--by-source]
+        [--method cepr-article] [--folds 5] [--errors FIELD] [--by-source] [--date-evidence]
+
+``--date-evidence`` asks which of two dates the gold takes when a page declares a
+publication and a modification date on different days: per page, whether each day is
+*shown* in the page's visible text (scripts, styles and ``noscript`` removed, whitespace
+collapsed, lower case) within 300 characters before and 700 after the start of our
+headline, in one of the usual written forms (``September 28, 2025``, ``Sep 28, 2025``,
+``28 September 2025``, ``2025-09-28``, ``09/28/2025``, ``28.09.2025`` … with and without
+leading zeros; English month names only), and the counts of (gold = published, modified
+or another day) × (published shown, modified shown).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
 import json
 import os
@@ -44,6 +54,8 @@ import time
 import unicodedata
 from collections import Counter
 from pathlib import Path
+
+import lxml.html
 
 from scrapy_cepr import extract
 from scrapy_cepr.core.metadata import extract_metadata
@@ -81,7 +93,63 @@ def ours(sample, method: str) -> dict[str, str]:
     r = extract(sample.html, url=sample.url, method=method)
     m = extract_metadata(decode_html(sample.html), url=sample.url, headline=r.title)
     return {"title": r.title or "", "author": " ; ".join(m["authors"]), "date": day(m["date_published"]),
-            "sources": m["sources"], "confidence": m.get("confidence", {})}
+            "modified": day(m["date_modified"]), "sources": m["sources"], "confidence": m.get("confidence", {})}
+
+
+#: strftime forms of a day as pages write it (leading zeros also tried without).
+_DAY_FORMS = ("%B %d, %Y", "%b %d, %Y", "%b. %d, %Y", "%B %d %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y",
+              "%d %B, %Y", "%Y-%m-%d", "%Y/%m/%d", "%m/%d/%Y", "%d/%m/%Y", "%m/%d/%y", "%d/%m/%y",
+              "%d.%m.%Y", "%m.%d.%Y")
+
+
+def day_forms(iso: str) -> set[str]:
+    """The lower-case written forms of the day *iso* (``YYYY-MM-DD``); empty if invalid."""
+    try:
+        d = datetime.date.fromisoformat(iso)
+    except ValueError:
+        return set()
+    out = set()
+    for f in _DAY_FORMS:
+        text = d.strftime(f).lower()
+        out.update((text, re.sub(r"\b0(\d)", r"\1", text)))
+    return out
+
+
+def dates_shown(sample, row: dict) -> dict[str, bool] | None:
+    """Whether the published and the modified day of *row* are shown near the headline
+    (module docstring, ``--date-evidence``); None unless both are known, on different days."""
+    pub, mod = row["date"], row["modified"]
+    if not (pub and mod and pub != mod and row["title"]):
+        return None
+    root = lxml.html.fromstring(decode_html(sample.html))
+    for el in root.xpath("//script|//style|//noscript|//template"):
+        el.drop_tree()
+    body = root.find("body")
+    text = " ".join((body if body is not None else root).text_content().split()).lower()
+    at = text.find(" ".join(row["title"].split()).lower()[:40])
+    if at < 0:
+        return None
+    zone = text[max(0, at - 300):at + 700]
+    return {"published": any(f in zone for f in day_forms(pub)),
+            "modified": any(f in zone for f in day_forms(mod))}
+
+
+def print_date_evidence(rows: list[dict]) -> None:
+    """The ``--date-evidence`` table."""
+    c: Counter = Counter()
+    for row in rows:
+        shown, gold = row.get("shown"), row["gold"]["date"]
+        if shown is None or not gold:
+            continue
+        took = ("published" if gold == row["ours"]["date"] else
+                "modified" if gold == row["ours"]["modified"] else "another day")
+        c[took, shown["published"], shown["modified"]] += 1
+    print("\nPages declaring a published and a modified day (different), with a gold date:\n")
+    print("| gold takes | both shown | published shown | modified shown | neither |")
+    print("|---|---|---|---|---|")
+    for took in ("published", "modified", "another day"):
+        print(f"| {took} | {c[took, True, True]} | {c[took, True, False]} | {c[took, False, True]} "
+              f"| {c[took, False, False]} |")
 
 
 def theirs(sample) -> dict[str, str]:
@@ -138,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=0)
     parser.add_argument("--errors", choices=FIELDS, help="print our wrong values for this field")
     parser.add_argument("--by-source", action="store_true", help="precision of each source of ours")
+    parser.add_argument("--date-evidence", action="store_true",
+                        help="published or modified: which day the gold takes, by what the page shows")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     cache: dict[str, dict] = {}
@@ -154,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         row["ours"] = ours(s, args.method)
         timing["ours"] += time.perf_counter() - t
+        if args.date_evidence:
+            row["shown"] = dates_shown(s, row["ours"])
         if not args.no_trafilatura:
             if s.id not in cache:
                 t = time.perf_counter()
@@ -206,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
             for src in sorted({s for s, _ in c}):
                 r, w, sp = c[src, "right"], c[src, "wrong"], c[src, "spurious"]
                 print(f"| {f} | {src} | {r} | {w} | {sp} | {r / max(r + w + sp, 1):.2f} |")
+    if args.date_evidence:
+        print_date_evidence(rows)
     if args.errors:
         f = args.errors
         for row in rows:
