@@ -42,6 +42,7 @@ __all__ = [
     "PageLoss",
     "PaperScore",
     "Sample",
+    "SnippetCounts",
     "benchmark_counts",
     "benchmark_summary",
     "corpus_digest",
@@ -52,6 +53,8 @@ __all__ = [
     "page_f1",
     "page_loss",
     "paper_score",
+    "snippet_counts",
+    "snippet_summary",
     "word_f1",
 ]
 
@@ -462,6 +465,57 @@ def word_f1(predicted: str, gold: str) -> tuple[float, float, float]:
     overlap = sum((pred & ref).values())
     p, r = overlap / sum(pred.values()), overlap / sum(ref.values())
     return (p, r, 2 * p * r / (p + r) if p + r else 0.0)
+
+
+@dataclass(frozen=True)
+class SnippetCounts:
+    """Per-page counts of trafilatura's evaluation metric: ``tp`` = ``with`` snippets found,
+    ``fn`` = ``with`` snippets missing, ``fp`` = ``without`` snippets found, ``tn`` =
+    ``without`` snippets missing (integers)."""
+
+    tp: int
+    fn: int
+    fp: int
+    tn: int
+
+
+def snippet_counts(predicted: str | None, must: Iterable[str], must_not: Iterable[str]) -> SnippetCounts:
+    """Trafilatura's evaluation metric for one page (``tests/comparison*.py`` of trafilatura;
+    the same ``with``/``without`` snippets as WCXB's ground truth): a snippet counts as found
+    when it is an exact substring of *predicted* (``snippet in predicted``, no normalisation).
+    A ``None`` or empty *predicted* finds nothing: every ``with`` is a false negative and every
+    ``without`` a true negative.
+
+    >>> snippet_counts("Rain fell. Home", ["Rain fell.", "Sun"], ["Home", "Login"])
+    SnippetCounts(tp=1, fn=1, fp=1, tn=1)
+    >>> snippet_counts(None, ["a"], ["b"])
+    SnippetCounts(tp=0, fn=1, fp=0, tn=1)
+    """
+    text = predicted or ""
+    must, must_not = list(must), list(must_not)
+    tp = sum(1 for s in must if text and s in text)
+    fp = sum(1 for s in must_not if text and s in text)
+    return SnippetCounts(tp, len(must) - tp, fp, len(must_not) - fp)
+
+
+def snippet_summary(counts: Iterable[SnippetCounts]) -> dict[str, float]:
+    """Micro precision ``TP/(TP+FP)``, recall ``TP/(TP+FN)``, F1 (their harmonic mean) and
+    accuracy ``(TP+TN)/all`` of :func:`snippet_counts` summed over pages, as trafilatura's
+    evaluation reports them; a ratio with a zero denominator is 0. Also the sums ``tp``,
+    ``fn``, ``fp``, ``tn``.
+
+    >>> s = snippet_summary([SnippetCounts(3, 1, 1, 3), SnippetCounts(1, 1, 0, 2)])
+    >>> s["precision"], round(s["recall"], 3), round(s["f1"], 3), s["accuracy"]
+    (0.8, 0.667, 0.727, 0.75)
+    """
+    tp = fn = fp = tn = 0
+    for c in counts:
+        tp, fn, fp, tn = tp + c.tp, fn + c.fn, fp + c.fp, tn + c.tn
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    total = tp + fn + fp + tn
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "accuracy": (tp + tn) / total if total else 0.0, "tp": tp, "fn": fn, "fp": fp, "tn": tn}
 
 
 # --------------------------------------------------------------------------- runner

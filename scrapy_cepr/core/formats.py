@@ -334,7 +334,7 @@ def _markdown_converter() -> Any:
 
 
 def _kept_lines(page: Page, keep: np.ndarray) -> list[str]:
-    return assemble_body(page.texts, page.blocks, keep).split("\n")
+    return assemble_body(page.texts, page.blocks, keep, page.gap_before).split("\n")
 
 
 def base_url(root: etree._Element | None, url: str | None) -> str | None:

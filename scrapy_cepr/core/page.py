@@ -163,6 +163,10 @@ class Page:
     the walk visited them (``body`` first; empty without a body), ``body_parents`` the
     index in it of each one's parent (int64, -1 for ``body``) and ``owner_nodes`` that of
     each text node's owner (int64 ``(N,)``: ``owners[i] is body_nodes[owner_nodes[i]]``);
+    ``gap_before`` (int8 ``(N,)``) what separates each text node from the one before it in
+    the source: 0 nothing, 1 white space, 2 a ``<br>`` (:func:`_gaps_before`;
+    :func:`~scrapy_cepr.core.text.assemble_body` joins the kept nodes as a browser renders
+    them);
     ``json_ld`` the text of
     the page's JSON-LD blocks (read before the scripts are removed) and ``itemtypes`` its
     microdata ``itemtype`` values, in source order (both for the page type); ``derived``
@@ -191,6 +195,7 @@ class Page:
     body_nodes: list = field(default_factory=list, repr=False)  # the walk's nodes, see above
     body_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     owner_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    gap_before: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8), repr=False)
     json_ld: tuple[str, ...] = field(default=(), repr=False)
     itemtypes: tuple[str, ...] = field(default=(), repr=False)
     derived: dict[str, Any] = field(default_factory=dict, repr=False)  # per-parse memo, see above
@@ -252,7 +257,7 @@ class Page:
         if body is None:
             return cls._empty(source, url, root, html_title, meta_title, json_ld, itemtypes)
 
-        texts, owner_ids, node_paths, node_blocks, breaks, paths, elements, parents = _text_nodes(body)
+        texts, owner_ids, node_paths, node_blocks, breaks, paths, elements, parents, gaps = _text_nodes(body)
         path_parents, path_names, path_codes, path_level, path_link = paths
         pids = _array(node_paths, np.int64)
         block_el = _array(node_blocks, np.int64)
@@ -280,6 +285,7 @@ class Page:
             body_nodes=elements,
             body_parents=_array(parents, np.int64),
             owner_nodes=_array(owner_ids, np.int64),
+            gap_before=_array(gaps, np.int8),
             json_ld=json_ld,
             itemtypes=itemtypes,
         )
@@ -319,7 +325,7 @@ def _text_nodes(body: etree._Element) -> tuple:
     element's subtree, where it is displayed. Tag paths are interned as a tree (parent
     path id, tag → path id), so no string is built per node.
 
-    Returns ``(texts, owners, path_ids, block_ids, breaks, paths, nodes, node_parents)``:
+    Returns ``(texts, owners, path_ids, block_ids, breaks, paths, nodes, node_parents, gaps)``:
     per text node its normalised text, the index in *nodes* of its owner element (the
     parent, for a tail), its path id, the id of its nearest block element, and whether it
     follows a block element or ``<br>`` (a tail that starts a new line); and ``paths =
@@ -327,7 +333,8 @@ def _text_nodes(body: etree._Element) -> tuple:
     list of the nodes of *body*'s subtree in pre-order (:attr:`Page.body_nodes`) and the
     index in it of each node's parent (-1 for *body*), which the stack knows, so that the
     element table (:class:`~scrapy_cepr.core.region.DomTable`) need not look them up
-    again. Adjacent text left by a removed element
+    again; and per text node what separates it from the one before (:func:`_gaps_before`).
+    Adjacent text left by a removed element
     (``2000-<script>…</script> MacRumors``) is one node, as ``.text``/``.tail`` give it.
     """
     path_parents = [-1, 0]
@@ -348,9 +355,14 @@ def _text_nodes(body: etree._Element) -> tuple:
     push, pop = stack.append, stack.pop
     top, top_path, top_block, known, top_i = body, 1, 1, children[1], 0
     next_block = 2
+    blanks: list[int] = []  # before which record a whitespace-only text lies
+    line_breaks: list[int] = []  # before which record a <br> lies
     text = body.text
-    if text and not text.isspace():
-        add((text, 0, 1, 1, False))
+    if text:
+        if text.isspace():
+            blanks.append(0)
+        else:
+            add((text, 0, 1, 1, False))
     elements = list(body.iter())
     parents = [-1]  # per node, its parent's index in ``elements``
     add_parent = parents.append
@@ -362,8 +374,11 @@ def _text_nodes(body: etree._Element) -> tuple:
             closed = pop()
             top, top_path, top_block, _, known, top_i = stack[-1]
             tail = closed[0].tail
-            if tail and not tail.isspace():
-                add((tail, top_i, top_path, top_block, closed[3]))
+            if tail:
+                if tail.isspace():
+                    blanks.append(len(records))
+                else:
+                    add((tail, top_i, top_path, top_block, closed[3]))
         add_parent(top_i)
         tag = el.tag
         child = known.get(tag)
@@ -383,32 +398,94 @@ def _text_nodes(body: etree._Element) -> tuple:
             top_block = next_block
             next_block += 1
             push((el, child, top_block, True, known, i))
+        elif tag in breaking_tags:  # <br>: the next text starts a line, wherever it is
+            line_breaks.append(len(records))
+            push((el, child, top_block, True, known, i))
         else:
-            push((el, child, top_block, tag in breaking_tags, known, i))
+            push((el, child, top_block, False, known, i))
         top, top_path, top_i = el, child, i
         text = el.text
-        if text and not text.isspace():
-            add((text, i, child, top_block, False))
+        if text:
+            if text.isspace():
+                blanks.append(len(records))
+            else:
+                add((text, i, child, top_block, False))
     while top is not body:
         closed = pop()
         top, top_path, top_block, _, known, top_i = stack[-1]
         tail = closed[0].tail
-        if tail and not tail.isspace():
-            add((tail, top_i, top_path, top_block, closed[3]))
+        if tail:
+            if tail.isspace():
+                blanks.append(len(records))
+            else:
+                add((tail, top_i, top_path, top_block, closed[3]))
     if records:
         raw, owner_ids, node_paths, node_blocks, breaks = map(list, zip(*records))
     else:
         raw, owner_ids, node_paths, node_blocks, breaks = [], [], [], [], []
     texts = [" ".join(t.split()) for t in raw]
     if has_controls("".join(texts)):  # rare
-        keep = [i for i, t in enumerate(raw) if CONTROL_RE.sub("", t).split()]
-        texts = [" ".join(CONTROL_RE.sub("", raw[i]).split()) for i in keep]
+        raw = [CONTROL_RE.sub("", t) for t in raw]
+        keep = [i for i, t in enumerate(raw) if t.split()]
+        gaps = _kept_gaps(_gaps_before(raw, blanks, line_breaks), raw, keep)
+        texts = [" ".join(raw[i].split()) for i in keep]
         owner_ids = [owner_ids[i] for i in keep]
         node_paths = [node_paths[i] for i in keep]
         node_blocks = [node_blocks[i] for i in keep]
         breaks = [breaks[i] for i in keep]
+    else:
+        gaps = _gaps_before(raw, blanks, line_breaks)
     paths = (path_parents, path_names, path_codes, path_level, path_link)
-    return texts, owner_ids, node_paths, node_blocks, breaks, paths, elements, parents
+    return texts, owner_ids, node_paths, node_blocks, breaks, paths, elements, parents, gaps
+
+
+def _gaps_before(raw: list[str], blanks: list[int], line_breaks: list[int]) -> list[int]:
+    """Per raw text of the walk, what separates it from the text before it in the source,
+    as a browser renders it: 2 a ``<br>`` (a line break, HTML "The br element"; its record
+    index is in *line_breaks*), else 1 white space (it starts with some, the text before
+    ends with some, or a whitespace-only text lies between them: its index is in
+    *blanks*), which collapses to one space across inline element boundaries (CSS Text 3,
+    §4.1.1), else 0: the two texts abut (``<b>Bold</b>, plain`` reads ``Bold, plain``).
+
+    >>> _gaps_before(["a ", "b", "c", " d", "e"], [2], [4])
+    [0, 1, 1, 1, 2]
+    """
+    gap = [0] * len(raw)
+    trail = False
+    for i, t in enumerate(raw):
+        if trail or t[:1].isspace():
+            gap[i] = 1
+        if t:  # an empty text (controls only, removed) passes the white space before it on
+            trail = t[-1].isspace()
+    n = len(gap)
+    for k in blanks:
+        if k < n:
+            gap[k] = 1
+    for k in line_breaks:
+        if k < n:
+            gap[k] = 2
+    return gap
+
+
+def _kept_gaps(gap: list[int], raw: list[str], keep: list[int]) -> list[int]:
+    """:func:`_gaps_before` of the texts *keep* (indices into *raw*, ascending) once the
+    others (blank after the removal of control characters) are gone: the widest gap of a
+    text that is gone (at least a space when it held white space) or before it, and the
+    kept text's own.
+
+    >>> _kept_gaps([0, 0, 1, 0, 2, 0], ["a", "", " ", "b", "", "c"], [0, 3, 5])
+    [0, 1, 2]
+    """
+    out: list[int] = []
+    carry = 0
+    kept = set(keep)
+    for i, (g, t) in enumerate(zip(gap, raw)):
+        if i in kept:
+            out.append(max(g, carry))
+            carry = 0
+        else:
+            carry = max(carry, g, 1 if t else 0)
+    return out
 
 
 def _array(values: list, dtype: Any) -> np.ndarray:

@@ -85,7 +85,9 @@ class Extraction:
     * ``title``: the headline as displayed, or None (see
       :func:`scrapy_cepr.core.title.pick_title`);
     * ``body``: plain text, one block (paragraph, heading, list item) per line, inline
-      text joined with single spaces; ``""`` when nothing is content;
+      text joined as a browser renders it (:func:`~scrapy_cepr.core.text.assemble_body`:
+      texts abut where the source has no white space between them unless two words
+      would merge, a newline at a ``<br>``); ``""`` when nothing is content;
     * ``method``: the method's name (``"setpr"``, ``"cetr"`` …);
     * ``params``: the parameters used, defaults filled in;
     * ``tau``: the threshold τ the method applied (None when it has none or the page is
@@ -245,7 +247,7 @@ def text_node_extraction(
         punc_num=punc_num,
         title_index=title[1],
     )
-    text = assemble_body(page.texts, page.blocks, keep) if body else ""
+    text = assemble_body(page.texts, page.blocks, keep, page.gap_before) if body else ""
     return Extraction(title=title[0], body=text, method=method, params=params, tau=tau, url=page.url, nodes=nodes,
                       source=page.source)
 

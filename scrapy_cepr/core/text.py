@@ -16,7 +16,9 @@ import numpy as np
 __all__ = [
     "CJK_RE",
     "CONTROL_RE",
+    "INVISIBLE_RE",
     "assemble_body",
+    "drop_invisible",
     "count_cjk",
     "has_controls",
     "count_punctuation",
@@ -177,16 +179,32 @@ def word_tokens(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
-def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray) -> str:
-    """Join the kept text nodes in document order: nodes of one display block are joined
-    with a space, blocks with a newline (CEPR Fig. 8 concatenates the content nodes).
+def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray,
+                  gap_before: np.ndarray | None = None) -> str:
+    """Join the kept text nodes in document order, one line per display block (CEPR Fig. 8
+    concatenates the content nodes), the blocks' lines joined with a newline.
+
+    Within a block, two kept nodes are joined as a browser renders them (HTML, "The
+    innerText getter"; CSS Text 3, §4.1.1: white space collapses to one space across
+    inline element boundaries) by *gap_before* of the second: a newline after a ``<br>``
+    (2), a space when white space separates them in the source (1), nothing otherwise
+    (0: ``<b>Bold</b>, plain`` is ``Bold, plain``), except between two word characters
+    outside Han, kana and hangul, which stay apart by a space (:func:`_words_apart`: the
+    style sheet, which we do not read, may lay the two out as separate boxes). Two kept
+    nodes with dropped nodes between them are apart by at least a space. Without
+    *gap_before* every pair of one block is joined with a space.
 
     :param texts: N normalised strings.
     :param blocks: int ``(N,)`` display-block ids from the page model.
     :param keep: bool ``(N,)`` content mask.
+    :param gap_before: int ``(N,)``: what separates node *i* from node *i - 1* in the
+        source, 0, 1 or 2 as above (``Page.gap_before``); None for "a space".
 
     >>> assemble_body(["Hello", "world", "Next", "menu"], np.array([1, 1, 2, 3]), np.array([True, True, True, False]))
     'Hello world\\nNext'
+    >>> assemble_body(["Bold", ", plain", "x", "y", "(z", ")"], np.array([1, 1, 1, 1, 1, 1]), np.ones(6, bool),
+    ...               np.array([0, 0, 1, 2, 1, 0]))
+    'Bold, plain x\\ny (z)'
     """
     idx = keep.nonzero()[0]
     if idx.size == 0:
@@ -194,6 +212,58 @@ def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray) ->
     kept_blocks = blocks[idx]
     breaks = ((kept_blocks[1:] != kept_blocks[:-1]).nonzero()[0] + 1).tolist()
     kept = list(map(texts.__getitem__, idx.tolist()))
+    if gap_before is not None and idx.size > 1:
+        # The widest gap from each kept node back to the one before (over the dropped
+        # nodes between them too, at least a space when there are some).
+        gaps = np.maximum.reduceat(gap_before[: idx[-1] + 1], idx[:-1] + 1)
+        gaps[np.diff(idx) > 1] = np.maximum(gaps[np.diff(idx) > 1], 1)
+        gaps[kept_blocks[1:] != kept_blocks[:-1]] = 2
+        if (gaps != 1).any():
+            seps = ["", " ", "\n"]
+            parts = [kept[0]]
+            for prev, text, gap in zip(kept, kept[1:], gaps.tolist()):
+                parts.append(" " if gap == 0 and _words_apart(prev[-1], text[0]) else seps[gap])
+                parts.append(text)
+            return drop_invisible("".join(parts))
     # One line per run of kept nodes of one block: slices [start, end) of *kept*.
     lines = map(kept.__getitem__, map(slice, [0, *breaks], [*breaks, idx.size]))
-    return "\n".join(map(" ".join, lines))
+    return drop_invisible("\n".join(map(" ".join, lines)))
+
+
+def _words_apart(left: str, right: str) -> bool:
+    """Whether two texts that abut in the source, *left* ending and *right* starting with
+    these characters, are written apart by a space all the same: when both are word
+    characters (``\\w``) outside the scripts written without spaces between words
+    (:data:`CJK_RE`). Without the page's style sheet, such a boundary may be inside one
+    word (``fish<b>ermen</b>``) or between two boxes that CSS lays out apart (menu links,
+    count badges, flex items: ``<a>Home</a><a>News</a>``); the space keeps two words from
+    merging into one. Next to punctuation or a symbol (``<b>harbour</b>,``, ``$<span>5
+    </span>``) and inside Han, kana or hangul text the texts abut, as rendered.
+
+    >>> _words_apart("p", "N"), _words_apart("r", ","), _words_apart("(", "s"), _words_apart("京", "欢")
+    (True, False, False, False)
+    """
+    if not ((left.isalnum() or left == "_") and (right.isalnum() or right == "_")):
+        return False
+    return CJK_RE.match(left) is None or CJK_RE.match(right) is None
+
+
+#: Characters that render nothing and leave their neighbours' rendering alone (Unicode
+#: 15, §23.2 and §23.8): the soft hyphen (shown only where a line is hyphenated there),
+#: the zero width space, the word joiner and the zero width no-break space (BOM). The
+#: zero width joiner and non-joiner stay: they change how their neighbours are shaped.
+INVISIBLE_RE = re.compile("[\u00ad\u200b\u2060\ufeff]")
+
+
+def drop_invisible(body: str) -> str:
+    """*body* (lines of normalised text) without :data:`INVISIBLE_RE` characters, as a
+    reader sees it; a space left double or at a line's end by a removed node, and a line
+    left empty, go too.
+
+    >>> drop_invisible("so\u00adft\\nzero\u200bwidth \u200b end\\n\u2060")
+    'soft\\nzerowidth end'
+    """
+    if INVISIBLE_RE.search(body) is None:
+        return body
+    lines = (" ".join(filter(None, line.split(" "))) for line in INVISIBLE_RE.sub("", body).split("\n"))
+    return "\n".join(line for line in lines if line)

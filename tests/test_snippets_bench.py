@@ -1,0 +1,80 @@
+"""benchmarks/snippets.py on a two-page split in WCXB's layout, written here, whose
+``with``/``without`` snippets and our outputs are known: the micro scores, the
+whitespace-normalised score and the diagnosis of each miss."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+STORY = " ".join(f"The harbour wall was repaired in week {i} after the storm damaged the pier." for i in range(12))
+PAGES = {
+    # with: found; a typographic apostrophe the annotation spells in ASCII (quotes); a
+    # sentence split by <br> that the annotation joins (whitespace); one not on the page
+    # (recall). without: the nav (not extracted) and the byline (extracted).
+    "0001": ("article", "news.example",
+             "<html><head><title>Harbour</title></head><body><nav><a href='/'>Home</a> <a href='/a'>About</a></nav>"
+             f"<article><h1>Harbour repaired</h1><p class='by'>By the desk</p><p>{STORY}</p>"
+             "<p>The mayor\u2019s office paid for it.</p><p>Work ends<br>next week.</p></article>"
+             "</body></html>",
+             ["repaired in week 3 after", "The mayor's office paid", "Work ends next week.", "Not on the page."],
+             ["Home About", "By the desk"]),
+}
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("snippets_bench", BENCH / "snippets.py")
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        if str(BENCH) in sys.path:
+            sys.path.remove(str(BENCH))
+    return mod
+
+
+@pytest.fixture()
+def split(tmp_path):
+    files = {}
+    (tmp_path / "dev" / "html").mkdir(parents=True)
+    (tmp_path / "dev" / "ground-truth").mkdir(parents=True)
+    for fid, (ptype, domain, html, must, must_not) in PAGES.items():
+        (tmp_path / "dev" / "html" / f"{fid}.html.gz").write_bytes(gzip.compress(html.encode("utf-8")))
+        gt = {"url": f"https://{domain}/{fid}",
+              "ground_truth": {"main_content": STORY, "title": "", "with": must, "without": must_not},
+              "_internal": {"page_type": {"primary": ptype}}}
+        (tmp_path / "dev" / "ground-truth" / f"{fid}.json").write_text(json.dumps(gt), encoding="utf-8")
+        files[fid] = {"split": "dev", "page_type": ptype, "domain": domain}
+    (tmp_path / "metadata.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+    return tmp_path
+
+
+def test_scores_and_diagnosis(split, tmp_path, capsys):
+    bench = _load()
+    out = tmp_path / "s.json"
+    assert bench.main(["--corpus", str(split), "--methods", "cepr-typed", "--peers", "", "--json", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "| extractor | F | P | R | F ws-normalised | article (1) |" in table
+    data = json.loads(out.read_text())
+    s = data["results"]["cepr-typed"]["all"]
+    assert (s["tp"], s["fn"], s["fp"], s["tn"]) == (1, 3, 1, 1)
+    assert data["results"]["cepr-typed"]["normalised"]["tp"] == 2  # the <br> line joined by a space
+    assert data["misses"]["cepr-typed"] == {"quotes": 1, "whitespace": 1, "recall": 1}
+    assert sum(data["leaks"]["cepr-typed"].values()) == 1
+
+
+def test_miss_kinds():
+    bench = _load()
+    text = "The harbour , as said.\nWork ends\nnext week. It is so\u00adft."
+    words = f" {' '.join(bench._WORD.findall(text))} "
+    assert bench.miss_kind("harbour, as said", text, words) == "spacing"
+    assert bench.miss_kind("Work ends next week.", text, words) == "whitespace"
+    assert bench.miss_kind("is soft.", text, words) == "recall"  # the soft hyphen splits the word
+    assert bench.miss_kind("is so\u00adft!", text + " is soft!", f"{words}is soft ") == "invisible"
+    assert bench.miss_kind("ends \u2013 next", text, words) == "other"
