@@ -688,7 +688,8 @@ def markup_bounds(data: bytes, max_elements: int = 0, max_attributes: int = 0,
     * an attribute starts after a separator (ASCII whitespace or ``/``) or right after
       the closing quote of a value, at a byte that is none of those nor ``>``; so its
       start and the byte before it are its own, and attributes ≤ bytes // 2 and ≤ the
-      (separator or closing quote, start byte) pairs;
+      (separator or closing quote, start byte) pairs ≤ the separators and closing
+      quotes (this larger count is taken when it is within the limit);
     * a start tag ends at the first ``>`` outside its quoted values, and a quote opens a
       value only after ``=`` (and whitespace), up to the next quote of its kind. A ``>``
       whose last ``"`` and last ``'`` before it open no value ends every tag that reaches
