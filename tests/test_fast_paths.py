@@ -237,3 +237,37 @@ def test_ancestor_ranges_equal_the_containment_matrix():
             mask = rng.random(len(page)) < share
             assert np.array_equal(ancestor_ranges(table, mask, block_of),
                                   _ancestor_ranges_by_matrix(table, mask, block_of))
+
+
+def _attribute_starts_plain(data: bytes, closes: list[list[int]], start: int, end: int) -> int:
+    """The attribute starts of ``data[start:end]`` byte by byte: a separator (whitespace,
+    a control byte, ``/``) or a closing quote followed by a byte that can start a name."""
+    count = sum(1 for positions in closes for p in positions if start <= p < end - 1)
+    for i in range(start, end - 1):
+        if (data[i] <= 32 or data[i] == 47) and data[i + 1] not in b"\t\n\f\r />":
+            count += 1
+    return count
+
+
+@pytest.mark.parametrize(("data", "closes"), [
+    (b"", []),
+    (b"<p a b c>", []),
+    (b"<p a  b\t\tc / d>", []),
+    (b'<p a="x"b="y" c>', [[4, 10]]),  # a closing quote followed by a name
+    (b"<p a b=' x ' c>" * 5, [[7, 22]]),
+    (b"text with words and / slashes > more", []),
+])
+def test_attribute_starts_with_a_limit_never_below_the_plain_count(data, closes):
+    # With a limit, the separators are counted whatever follows them when that is within
+    # the limit (a bound at least the exact count); above it, the exact count.
+    from scrapy_cepr.core.parse import _attribute_starts
+
+    arr = np.frombuffer(data, np.uint8)
+    arrays = [np.array(c, dtype=np.intp) for c in closes]
+    exact = _attribute_starts_plain(data, closes, 0, len(data))
+    assert _attribute_starts(arr, arrays, 0, len(data)) == exact
+    for limit in range(1, 12):
+        bound = _attribute_starts(arr, arrays, 0, len(data), limit)
+        assert bound >= exact
+        assert bound == exact or bound <= limit
+

@@ -302,7 +302,7 @@ def block_features(
     repeats = np.fromiter(map(counts.__getitem__, [texts[i] for i in pick.tolist()]), np.float64, b) - 1.0
     in_dialog = np.add.reduceat(chars * (dialog_nodes(page) if dialog is None else dialog), starts) / safe
 
-    own = np.column_stack(
+    own = np.array(  # (features, B), then its transpose (B, features): one copy
         [
             np.log1p(bchars), np.log1p(bwords), np.log1p(nodes),
             np.add.reduceat(punct, starts) / safe,
@@ -313,7 +313,7 @@ def block_features(
             np.add.reduceat(rel * chars, starts) / safe, np.maximum.reduceat(rel, starts),
             np.log1p(path_nodes[main_path]), path_chars[main_path] / total,
             depth[main_path], heading[main_path],
-            context[main_path].astype(np.float64), link_path[main_path].astype(np.float64),
+            *context[main_path].T, link_path[main_path].astype(np.float64),
             ends_sentence, rep.astype(np.float64), before / total,
             head_blocks, head_chars, after_head,
             akeep, span, level, level_share,
@@ -321,7 +321,7 @@ def block_features(
             np.log1p(repeats),
             in_dialog,
         ]
-    )
+    ).T
     col = {name: k for k, name in enumerate(_OWN)}
     neigh = own[:, [col[n] for n in _NEIGHBOUR]]
     page_cols = np.tile(

@@ -626,10 +626,13 @@ def _microdata(data: bytes) -> tuple[tuple[str, ...], bool]:
     size = arr.size - len(_ITEMTYPE) + 1
     if size <= 0:
         return (), False
+    # "i..m" over the whole page (two vector comparisons), then "te" on the few hits
+    # (as few as for "item": a hit costs little, a pass over the page much more).
     item = arr[:size] == _ITEMTYPE[0]
-    for k in (1, 2, 3):  # "item" (flatnonzero costs per hit: few are left)
-        item &= arr[k:size + k] == _ITEMTYPE[k]
+    item &= arr[3:size + 3] == _ITEMTYPE[3]
     hits = item.nonzero()[0]
+    for k in (1, 2):
+        hits = hits[arr[hits + k] == _ITEMTYPE[k]]
     prop = hits
     for k, byte in enumerate(b"prop", 4):  # "itemprop"
         prop = prop[arr[prop + k] == byte]
