@@ -149,3 +149,24 @@ def test_dialog_feature_column():
     assert feats.x[:, FEATURES.index("in_dialog")].tolist() == [1, 1, 0, 0, 0, 1, 1, 1, 0]
     page, feats = _features()  # no dialog on the page
     assert not dialog_nodes(page).any() and not feats.x[:, FEATURES.index("in_dialog")].any()
+
+
+def test_text_without_spaces_reads_as_its_latin_version():
+    # A Chinese paragraph and a Thai one (no spaces between words) against an English
+    # one of about the same content: characters and words on one scale, not one "word" for
+    # the whole paragraph as the spaces would count it. The Chinese line ends with a
+    # full-width full stop and a closing corner bracket, the next with a full-width colon.
+    zh = "市议会周一召开特别会议，就港口防波堤的修复方案进行表决。经过三个小时的讨论，议员们以七票对五票通过了这项计划。」"
+    th = "สภาเมืองได้จัดประชุมวาระพิเศษเมื่อวันจันทร์เพื่อลงมติเกี่ยวกับแผนการซ่อมแซมกำแพงกันคลื่นของท่าเรือ"
+    en = ("The city council held a special meeting on Monday to vote on the plan to repair the harbour wall. "
+          "After three hours of debate, the members approved it by seven votes to five.")
+    html = f"<html><body><p>{en}</p><p>{zh}</p><p>{th}</p><p>相关新闻：</p></body></html>"
+    _, feats = _features(html)
+    col = {name: feats.x[:, k] for k, name in enumerate(FEATURES)}
+    words = np.expm1(col["log_words"].astype(np.float64))
+    chars = np.expm1(col["log_chars"].astype(np.float64))
+    assert round(words[0]) == len(en.split()) == 33
+    assert round(chars[1]) == len(zh) + 2 * (len(zh) - 5)  # 5 marks, 51 ideographs
+    assert 0.5 < words[1] / words[0] < 1.5 and 0.5 < chars[1] / chars[0] < 1.5
+    assert np.isclose(words[2], 1 + len(th) / 6, rtol=1e-5) and 10 < words[2] < 30
+    assert col["ends_sentence"].tolist() == [1.0, 1.0, 0.0, 1.0]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -271,3 +273,51 @@ def test_attribute_starts_with_a_limit_never_below_the_plain_count(data, closes)
         assert bound >= exact
         assert bound == exact or bound <= limit
 
+
+
+# The scripts without spaces between words (Thai, Lao, Tibetan, Myanmar, Khmer, their
+# extensions), and Hangul syllables (spaced), as patterns: the reference of text_measures.
+_UNSPACED_NARROW_RE = re.compile("[\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\ua9e0-\ua9ff\uaa60-\uaa7f]")
+_HANGUL_RE = re.compile("[\uac00-\ud7af]")
+
+
+def _text_measures_reference(text: str) -> tuple[int, float]:
+    from scrapy_cepr.core.text import CJK_RE, LATIN_WORD_CHARS, WIDE_CHAR_WEIGHT
+
+    wide = len(CJK_RE.findall(text))
+    unspaced = len(_UNSPACED_NARROW_RE.findall(text)) + WIDE_CHAR_WEIGHT * (wide - len(_HANGUL_RE.findall(text)))
+    return len(text) + (WIDE_CHAR_WEIGHT - 1) * wide, text.count(" ") + 1 + unspaced / LATIN_WORD_CHARS
+
+
+def test_text_measures_equal_the_patterns_random():
+    from scrapy_cepr.core.text import latin_lengths, text_measures
+
+    rng = np.random.default_rng(17)
+    edges = [0x0DFF, 0x0E00, 0x0FFF, 0x1000, 0x109F, 0x10A0, 0x177F, 0x1780, 0x17FF, 0x1800, 0x19DF, 0x19E0,
+             0x19FF, 0x1A00, 0x2E7F, 0x2E80, 0x2FDF, 0x2FE0, 0x303F, 0x3040, 0x312F, 0x3130, 0x318F, 0x3190,
+             0x31FF, 0x3200, 0x4DBF, 0x4DC0, 0x4E00, 0x9FFF, 0xA000, 0xA9DF, 0xA9E0, 0xA9FF, 0xAA00, 0xAA5F,
+             0xAA60, 0xAA7F, 0xAA80, 0xABFF, 0xAC00, 0xD7AF, 0xD7B0, 0xF8FF, 0xF900, 0xFAFF, 0xFB00, 0x1FFFF,
+             0x20000, 0x2FA1F, 0x2FA20, 0x20, 0x41, 0xE9]
+    for _ in range(300):
+        texts = []
+        for _ in range(int(rng.integers(0, 8))):
+            codes = [int(c) if rng.random() < 0.8 else int(rng.integers(0, 0x110000)) for c in rng.choice(edges, 12)]
+            texts.append("".join(chr(c) for c in codes if not 0xD800 <= c <= 0xDFFF)[: int(rng.integers(0, 13))])
+        lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+        latin, words = text_measures(texts, lengths)
+        expected = [_text_measures_reference(t) for t in texts]
+        assert latin.tolist() == [e[0] for e in expected]
+        assert np.allclose(words, [e[1] for e in expected])
+        assert latin_lengths(texts, lengths).tolist() == latin.tolist()
+
+
+def test_text_measures_keep_the_arrays_of_spaced_scripts():
+    # ASCII, accented Latin, Cyrillic, Thai without a wide character: the lengths are the
+    # caller's array itself (no copy on the hot path), the words its spaces plus one.
+    from scrapy_cepr.core.text import latin_lengths, text_measures
+
+    for texts in (["Vote on Monday", "", "a b c"], ["Café “Zoë”", "Голосование в понедельник"]):
+        lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+        latin, words = text_measures(texts, lengths)
+        assert latin is lengths and latin_lengths(texts, lengths) is lengths
+        assert words.tolist() == [t.count(" ") + 1.0 for t in texts]

@@ -28,6 +28,8 @@ from scrapy_cepr.core.pagetype import (
     FEATURE_NAMES,
     LIST,
     LISTING,
+    MIN_MODEL_CHARS,
+    MIN_STORY_CHARS,
     PAGE_TYPES,
     load_model,
     most_probable,
@@ -36,6 +38,7 @@ from scrapy_cepr.core.pagetype import (
     page_type_proba,
     small_page_type,
 )
+from scrapy_cepr.core.text import WIDE_CHAR_WEIGHT, count_cjk
 from scrapy_cepr.evaluation import plain_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -281,3 +284,28 @@ def test_years_and_clock_times_in_short_text():
     x = _features(html)
     assert x["short_years"] == 2  # 2019 and 1987; not 1203 inside 120345, not 3000
     assert x["short_clocks"] == 2  # 9:30 and 10:30; 21:75 is no time
+
+
+def test_lengths_of_text_without_spaces_in_latin_characters():
+    # A short Chinese story (five paragraphs, 296 ideographs) under six related-news links
+    # of 26-27 ideographs: counted in characters, its prose (< MIN_STORY_CHARS) and the
+    # page (< MIN_MODEL_CHARS) looked like a small headline list, a listing; in Latin
+    # characters it is the size of the same story in English, and the model reads it.
+    html, url = _fixture("pagetype_article_zh.html")
+    page = Page.from_html(html, url=url)
+    ideographs = sum(map(count_cjk, page.texts))
+    others = sum(map(len, page.texts)) - ideographs
+    f = _features(html, url)
+    assert f["chars"] == others + WIDE_CHAR_WEIGHT * ideographs > MIN_MODEL_CHARS > others + ideographs
+    assert f["title_chars"] == 3 + WIDE_CHAR_WEIGHT * 17  # " - " and 17 ideographs
+    assert f["longest_prose_run"] >= MIN_STORY_CHARS and f["headline_links"] >= 6
+    assert page_type(page) == ARTICLE
+
+
+def test_thai_story_is_an_article():
+    # The same story in Thai (no spaces between words, a character about a Latin
+    # letter: the lengths are the characters).
+    html, url = _fixture("pagetype_article_th.html")
+    page = Page.from_html(html, url=url)
+    assert _features(html, url)["chars"] == sum(map(len, page.texts))
+    assert page_type(page) == ARTICLE

@@ -275,3 +275,29 @@ def test_hidden_content_without_microdata_stays():
     assert more in page
     got = extract(page, url="https://news.example/2019/03/03/coastal-buses", method="cepr-article")
     assert "passenger numbers for every stop" in got.body
+
+
+@pytest.mark.parametrize("method", ["cepr-typed", "cepr-article"])
+def test_chinese_story_under_related_links(method):
+    # pagetype_article_zh.html: a short story written without spaces (byline and five
+    # paragraphs) under six long related-news links and a footer; only the story is kept.
+    html = (FIXTURES / "pagetype_article_zh.html").read_text(encoding="utf-8")
+    result = extract(html, url="https://news.example/2024/11/harbour-wall.html", method=method)
+    lines = result.body.split("\n")
+    assert result.title == "港口防波堤修复方案获得通过"
+    assert len(lines) == 6 and lines[0] == "记者 王明 2024年11月5日"
+    assert lines[1].startswith("市议会周一") and lines[-1].endswith("逐渐掏空。")
+    assert "相关新闻" not in result.body and "公交" not in result.body and "版权" not in result.body
+
+
+def test_thai_story_kept_menu_and_footer_gone():
+    # pagetype_article_th.html: the same page in Thai, which has neither spaces between
+    # words nor sentence punctuation. The story's five paragraphs are kept, the menu and
+    # the footer are not. (Its related links are kept too: without punctuation CEPR's
+    # ETPR is 0 on every line and τ is 0, so the lines cannot be told apart by it;
+    # docs/measurements.md, "Text without spaces".)
+    html = (FIXTURES / "pagetype_article_th.html").read_text(encoding="utf-8")
+    body = extract(html, url="https://news.example/2024/11/harbour-wall-th.html", method="cepr-typed").body
+    for start in ("สภาเมืองได้จัด", "ตามแผนดังกล่าว", "ตัวแทนชาวบ้าน", "ชาวประมงบางส่วน", "กำแพงกันคลื่นแห่งนี้"):
+        assert f"\n{start}" in body
+    assert "หน้าแรก" not in body and "สงวนลิขสิทธิ์" not in body

@@ -20,7 +20,8 @@ Features per block (:data:`FEATURES`, one float32 column each):
 * whether it lies inside a dialog (:func:`dialog_nodes`: WAI-ARIA's ``dialog`` and
   ``alertdialog`` roles and ``aria-modal="true"``, HTML's ``dialog`` element): a consent,
   sign-in or newsletter overlay, not the page's own content;
-* text: characters, words, text nodes, punctuation share, link density (NCE, CEDST's
+* text: characters and words (as the same text in a Latin script would have them:
+  :func:`~scrapy_cepr.core.text.text_measures`), text nodes, punctuation share, link density (NCE, CEDST's
   hyperlink evidence), a CETR-like tag ratio (characters per text node; Weninger et al.
   2010), whether the line ends a sentence, whether its text repeats elsewhere and how often its longest text node occurs on the page;
 * position: relative position in the page (characters before it), signed distance to the
@@ -39,12 +40,12 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 from lxml import etree
 
 from .page import Page
+from .text import text_measures
 
 __all__ = ["FEATURES", "PAGE_TYPES", "BlockFeatures", "block_features", "block_ranges", "dialog_nodes", "with_page_type"]
 
@@ -72,8 +73,11 @@ _FLAG_SETS = [tags for _, tags in _CONTEXT] + [frozenset(["a"])]
 _NAME_BITS = {tag: sum(1 << k for k, tags in enumerate(_FLAG_SETS) if tag in tags)
               for tag in frozenset().union(*_FLAG_SETS)}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_SENTENCE_END = frozenset(".!?…。！？:;")
-_CLOSERS = "\"'”’»)] "
+# Full stops, question and exclamation marks, colons and semicolons, in their ASCII,
+# ideographic, full-width and half-width forms; and the closing quotes and brackets that
+# may follow them.
+_SENTENCE_END = frozenset(".!?…:;。！？：；．｡")
+_CLOSERS = "\"'”’»)] 」』）》〉】〕｣"
 
 _OWN = [
     "log_chars", "log_words", "log_nodes", "punct_share", "link_density", "tag_ratio",
@@ -239,10 +243,11 @@ def block_features(
     if b == 0:
         return BlockFeatures(starts, ends, np.zeros((0, len(FEATURES)), np.float32), np.zeros(0))
     texts = page.texts
-    chars = page.char_counts.astype(np.float64)
+    # Characters and words as the same text in a Latin script would have them.
+    latin, words = text_measures(texts, page.char_counts)
+    chars = latin.astype(np.float64)
     punct = page.punct_counts.astype(np.float64)
     in_link = page.in_link
-    words = np.fromiter(map(str.count, texts, repeat(" ")), np.float64, len(texts)) + 1.0
     pid = page.path_ids
     n_paths = len(page.path_names)
     depth, heading, context, link_path = _path_tables(page)

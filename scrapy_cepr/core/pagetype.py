@@ -58,6 +58,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from .text import WIDE_CHAR_WEIGHT, count_cjk, latin_lengths
 from .trees import TreeEnsemble, load_trees
 
 __all__ = [
@@ -246,8 +247,9 @@ def page_features(page: Any) -> np.ndarray:
     shape ``(len(FEATURE_NAMES),)``. An absent quantity is 0; the ``url_*`` features are
     NaN (missing) when the page has no URL.
 
-    Counts are raw (the trees split on them); lengths are characters of the normalised
-    text nodes; shares are in [0, 1] (``link_share_*`` is -1 when the page has no such
+    Counts are raw (the trees split on them); lengths are of the normalised text nodes,
+    in Latin characters (:func:`~scrapy_cepr.core.text.latin_lengths`: a page without
+    spaces between words reads as the same text in a Latin script); shares are in [0, 1] (``link_share_*`` is -1 when the page has no such
     element).
     """
     x = np.zeros(_N, dtype=np.float64)
@@ -255,13 +257,13 @@ def page_features(page: Any) -> np.ndarray:
     _declarations(page, x)
     _url(page.url, x)
     title = page.html_title or ""
-    x[idx["title_chars"]] = len(title)
+    x[idx["title_chars"]] = len(title) + (WIDE_CHAR_WEIGHT - 1) * count_cjk(title)
     x[idx["title_separators"]] = sum(title.count(c) for c in _TITLE_SEPARATORS)
     texts = page.texts
     n = len(texts)
     if not n:
         return x
-    chars = page.char_counts
+    chars = latin_lengths(texts, page.char_counts)
     link = page.in_link
     blocks = page.blocks
     total = float(chars.sum()) or 1.0
@@ -350,8 +352,9 @@ def page_features(page: Any) -> np.ndarray:
     # Short text nodes: prices, dates, numbers.
     short = " ".join([t for t, c in zip(texts, char_list) if c <= SHORT_CHARS])
     if short:
-        x[idx["short_chars"]] = len(short)
-        x[idx["short_digit_share"]] = sum(map(short.count, "0123456789")) / len(short)
+        short_len = int(latin_lengths([short], np.array([len(short)]))[0])
+        x[idx["short_chars"]] = short_len
+        x[idx["short_digit_share"]] = sum(map(short.count, "0123456789")) / short_len
         signs = sum(map(short.count, CURRENCY_SIGNS))
         x[idx["currency_signs"]] = signs
         if signs:
