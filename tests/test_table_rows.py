@@ -134,3 +134,31 @@ def test_layout_table_story_without_its_navigation_column(method):
     assert len(body.split("\n")) == 4
     for nav in ("Home", "Letters", "Weather", "Copyright"):
         assert nav not in body
+
+
+PRICE_STORY = """<html><head><title>Moving in Riverton</title></head><body>
+<nav><a href="/">Home</a> <a href="/movers">Movers</a> <a href="/quotes">Quotes</a></nav>
+<article><h1>What a move in Riverton costs</h1>
+<p>Local movers in Riverton charge by the hour, and the size of the crew sets most of the bill. We asked
+twelve companies for their rates this spring and took the middle of each range.</p>
+<table><tr><th>Home size</th><th>Crew size</th><th>Move time</th><th>Estimated cost</th></tr>
+<tr><td>Studio</td><td>2 movers</td><td>3-4 hours</td><td>$785 - $1,047</td></tr>
+<tr><td>2 bedrooms</td><td>3 movers</td><td>4-5 hours</td><td>$1,571 - $1,963</td></tr>
+<tr><td>3 bedrooms</td><td>4 movers</td><td>6-7 hours</td><td>$3,141 - $3,665</td></tr>
+<tr><td>4 bedrooms</td><td>5 movers</td><td>8-9 hours</td><td>$4,188 - $5,890</td></tr></table>
+<p>Long-distance moves are priced by weight instead. A two-bedroom home weighs about five tonnes, and
+most companies quoted between three and five thousand dollars to move it across the state.</p>
+<p>Book at least a month ahead in summer, when the busiest companies are full for weeks at a time.</p>
+</article><footer>Copyright 2026 Riverton Guide</footer></body></html>"""
+
+
+@pytest.mark.parametrize("method", ["cepr-article", "nce"])
+def test_table_rows_alike_are_no_comment_thread(method):
+    """Digit-masked rows of one table are alike by construction: NCE's comment phase
+    (also CEPR-Article's step 8) must not start a comment thread at the table."""
+    body = extract(PRICE_STORY, method=method).body
+    assert "Local movers in Riverton charge by the hour" in body
+    assert "Long-distance moves are priced by weight instead" in body
+    assert "Book at least a month ahead in summer" in body
+    if method == "cepr-article":
+        assert "2 bedrooms 3 movers 4-5 hours $1,571 - $1,963" in body.split("\n")
