@@ -131,6 +131,32 @@ def _word_runs(text: str) -> list[str]:
     return out
 
 
+_CELLS = ("td", "th")
+
+
+def _table_row(page: Page, first: int, last: int) -> bool:
+    """Whether the display block of text nodes *first* … *last* is a row of a data table
+    (its nodes lie in two cells of it: the page model puts a row whose cells hold no
+    block on one line). A table's rows repeat their columns by construction: they are
+    the table's own structure, not a comment thread (a thread laid out in a table has
+    block content in its cells, so each cell is a block of its own).
+
+    >>> page = Page.from_html("<table><tr><td>1</td><td>Ann</td></tr></table><p>Ann <b>x</b></p>")
+    >>> _table_row(page, 0, 1), _table_row(page, 2, 3)
+    (True, False)
+    """
+    if first == last:
+        return False
+    owners = page.owners
+    cell = _cell(owners[first])
+    return cell is not None and cell is not _cell(owners[last])
+
+
+def _cell(el) -> object | None:
+    """The table cell *el* lies in (itself, or its nearest ``td``/``th`` ancestor)."""
+    return el if el.tag in _CELLS else next(el.iterancestors(*_CELLS), None)
+
+
 def _has_close_twin(paths: np.ndarray, window: int, min_blocks: int = 2) -> np.ndarray:
     """bool ``(B,)``: the block lies in a *chain* of at least *min_blocks* blocks, a chain
     being a maximal sequence of blocks with the same tag path (*paths*, one id per
@@ -190,7 +216,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
     for b in _has_close_twin(paths, window, _COMPONENT_SIZE).nonzero()[0].tolist():
         words = _block_words(" ".join(map(texts.__getitem__, node_of[block_starts[b] : block_ends[b]])))
         n_words = len(words)
-        if n_words < min_words:
+        if n_words < min_words or _table_row(page, node_of[block_starts[b]], node_of[block_ends[b] - 1]):
             continue
         me = len(nodes)
         path = path_of[b]

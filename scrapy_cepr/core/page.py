@@ -327,7 +327,8 @@ def _text_nodes(body: etree._Element) -> tuple:
 
     Returns ``(texts, owners, path_ids, block_ids, breaks, paths, nodes, node_parents, gaps)``:
     per text node its normalised text, the index in *nodes* of its owner element (the
-    parent, for a tail), its path id, the id of its nearest block element, and whether it
+    parent, for a tail), its path id, the id of its nearest block element (of its table
+    row, for a cell of a data-table row: :func:`_data_rows`), and whether it
     follows a block element or ``<br>`` (a tail that starts a new line); and ``paths =
     (parents, names, codes, heading levels, link flags)`` per distinct tag path; then the
     list of the nodes of *body*'s subtree in pre-order (:attr:`Page.body_nodes`) and the
@@ -357,6 +358,8 @@ def _text_nodes(body: etree._Element) -> tuple:
     next_block = 2
     blanks: list[int] = []  # before which record a whitespace-only text lies
     line_breaks: list[int] = []  # before which record a <br> lies
+    cell_row: dict[int, int] = {}  # block id of a td/th child of a tr -> the tr's block id
+    layout_rows: set[int] = set()  # block ids of the rows with a cell that holds a line break
     text = body.text
     if text:
         if text.isspace():
@@ -395,10 +398,18 @@ def _text_nodes(body: etree._Element) -> tuple:
             path_codes.append(path_codes[top_path] + code)
         known = children[child]
         if tag in block_tags:
+            row = cell_row.get(top_block)
+            if row is not None:  # block content in a cell: a layout row
+                layout_rows.add(row)
+            elif (tag == "td" or tag == "th") and path_names[top_path] == "tr":
+                cell_row[next_block] = top_block
+                blanks.append(len(records))  # cells of a row are apart on its line
             top_block = next_block
             next_block += 1
             push((el, child, top_block, True, known, i))
         elif tag in breaking_tags:  # <br>: the next text starts a line, wherever it is
+            if top_block in cell_row:  # a line break in a cell: a layout row
+                layout_rows.add(cell_row[top_block])
             line_breaks.append(len(records))
             push((el, child, top_block, True, known, i))
         else:
@@ -423,6 +434,8 @@ def _text_nodes(body: etree._Element) -> tuple:
         raw, owner_ids, node_paths, node_blocks, breaks = map(list, zip(*records))
     else:
         raw, owner_ids, node_paths, node_blocks, breaks = [], [], [], [], []
+    if cell_row:
+        node_blocks = _data_rows(node_blocks, cell_row, layout_rows)
     texts = [" ".join(t.split()) for t in raw]
     if has_controls("".join(texts)):  # rare
         raw = [CONTROL_RE.sub("", t) for t in raw]
@@ -486,6 +499,23 @@ def _kept_gaps(gap: list[int], raw: list[str], keep: list[int]) -> list[int]:
         else:
             carry = max(carry, g, 1 if t else 0)
     return out
+
+
+def _data_rows(node_blocks: list[int], cell_row: dict[int, int], layout_rows: set[int]) -> list[int]:
+    """*node_blocks* with the cells of each data-table row on the row's line: a ``td`` or
+    ``th`` of a ``tr`` that no cell of breaks into lines (no block element, no ``<br>``)
+    takes the row's block id, as a browser lays the cells of a row side by side (CSS 2.1
+    §17). A row with block content or a line break in a cell (a layout table: a navigation
+    column beside the story) keeps one block per cell.
+
+    >>> _data_rows([3, 4, 6, 7], {3: 2, 4: 2, 6: 5, 7: 5}, {5})
+    [2, 2, 6, 7]
+    """
+    merged = {cell: row for cell, row in cell_row.items() if row not in layout_rows}
+    if not merged:
+        return node_blocks
+    get = merged.get
+    return [get(b, b) for b in node_blocks]
 
 
 def _array(values: list, dtype: Any) -> np.ndarray:

@@ -32,7 +32,9 @@ Choices where the paper is vague or its text is lost (spec §3 [open]):
   nothing can be found: NCE returns every text node. The sibling thresholds β_s
   (``min_sibling_chars``) and α_s (``sibling_link_density``) are parameters of their own.
 * *Phase 2 blocks and similarity* (the paper's steps 1–3 are lost in the text). Blocks
-  are the display blocks of U (:attr:`Page.blocks`: paragraph, list item, table cell …).
+  are the display blocks of U (:attr:`Page.blocks`: paragraph, list item, table cell, the
+  row of a data table …); a data table's rows are no graph nodes (they repeat their
+  columns by construction: the table's structure, not a thread).
   Two blocks are *similar* when their first text nodes have the same tag path and the
   Jaccard index of their word sets, after lowercasing and mapping every digit run to
   ``0`` (so that dates and times match), is at least ``comment_similarity``; they are
