@@ -56,6 +56,18 @@ def test_data_row_is_one_line():
     assert _lines(page) == ["Before.", "Pos Name", "1 Kyle Busch 5040", "2 Ann 4990", "After."]
 
 
+def test_cells_of_a_row_are_apart_in_the_body():
+    # No white space between the cells in the source: the body still writes them apart,
+    # as a browser lays out a row's cells in separate boxes (the rendered join abuts only
+    # the texts of one inline run).
+    html = ("<body><h1>Results</h1><p>The standings after the last race of the season were close.</p>"
+            "<table><tr><th>Pos.</th><th>Driver</th><th>Pts.</th></tr>"
+            "<tr><td>1.</td><td>Dana Marsh</td><td>412</td></tr></table></body>")
+    body = extract(html, method="setpr", alpha=0.0).body
+    assert "Pos. Driver Pts." in body.splitlines()
+    assert "1. Dana Marsh 412" in body.splitlines()
+
+
 def test_row_with_block_content_keeps_one_line_per_cell():
     """A layout row: the navigation column (links one per line) beside the story's
     paragraphs never shares a line with the story."""
