@@ -27,3 +27,22 @@ STORM_BODY = (
     "Officials said, in a statement, that the damage was severe. Schools will stay closed until Friday, they added.\n"
     "Residents were told to stay indoors, keep away from windows, and follow the news."
 )
+
+
+def write_wcxb_split(root, pages: dict) -> None:
+    """Write a WCXB-style dev split under *root* (a ``pathlib.Path``) for the benchmark
+    tests: *pages* maps a file id to ``(page_type, domain, html, ground_truth)``, the
+    ground truth a dict (``main_content``, ``title``, ``with``, ``without`` …); the URL is
+    ``https://<domain>/<id>``."""
+    import gzip
+    import json
+
+    files = {}
+    (root / "dev" / "html").mkdir(parents=True, exist_ok=True)
+    (root / "dev" / "ground-truth").mkdir(parents=True, exist_ok=True)
+    for fid, (ptype, domain, html, truth) in pages.items():
+        (root / "dev" / "html" / f"{fid}.html.gz").write_bytes(gzip.compress(html.encode("utf-8")))
+        gt = {"url": f"https://{domain}/{fid}", "ground_truth": truth, "_internal": {"page_type": {"primary": ptype}}}
+        (root / "dev" / "ground-truth" / f"{fid}.json").write_text(json.dumps(gt), encoding="utf-8")
+        files[fid] = {"split": "dev", "page_type": ptype, "domain": domain}
+    (root / "metadata.json").write_text(json.dumps({"files": files}), encoding="utf-8")

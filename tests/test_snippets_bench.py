@@ -4,13 +4,13 @@ whitespace-normalised score and the diagnosis of each miss."""
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
+from pages import write_wcxb_split
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 STORY = " ".join(f"The harbour wall was repaired in week {i} after the storm damaged the pier." for i in range(12))
@@ -41,17 +41,10 @@ def _load():
 
 @pytest.fixture()
 def split(tmp_path):
-    files = {}
-    (tmp_path / "dev" / "html").mkdir(parents=True)
-    (tmp_path / "dev" / "ground-truth").mkdir(parents=True)
-    for fid, (ptype, domain, html, must, must_not) in PAGES.items():
-        (tmp_path / "dev" / "html" / f"{fid}.html.gz").write_bytes(gzip.compress(html.encode("utf-8")))
-        gt = {"url": f"https://{domain}/{fid}",
-              "ground_truth": {"main_content": STORY, "title": "", "with": must, "without": must_not},
-              "_internal": {"page_type": {"primary": ptype}}}
-        (tmp_path / "dev" / "ground-truth" / f"{fid}.json").write_text(json.dumps(gt), encoding="utf-8")
-        files[fid] = {"split": "dev", "page_type": ptype, "domain": domain}
-    (tmp_path / "metadata.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+    write_wcxb_split(tmp_path, {
+        fid: (ptype, domain, html, {"main_content": STORY, "title": "", "with": must, "without": must_not})
+        for fid, (ptype, domain, html, must, must_not) in PAGES.items()
+    })
     return tmp_path
 
 

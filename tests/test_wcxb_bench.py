@@ -5,7 +5,6 @@ otherwise)."""
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import json
 import os
@@ -14,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pages import write_wcxb_split
 
 import scrapy_cepr
 from scrapy_cepr.evaluation import word_f1
@@ -46,16 +46,10 @@ def _load_bench():
 
 @pytest.fixture()
 def split(tmp_path):
-    files = {}
-    for fid, (ptype, domain, html, gold) in PAGES.items():
-        (tmp_path / "dev" / "html").mkdir(parents=True, exist_ok=True)
-        (tmp_path / "dev" / "ground-truth").mkdir(parents=True, exist_ok=True)
-        (tmp_path / "dev" / "html" / f"{fid}.html.gz").write_bytes(gzip.compress(html.encode("utf-8")))
-        gt = {"url": f"https://{domain}/{fid}", "ground_truth": {"main_content": gold, "title": "", "with": [], "without": []},
-              "_internal": {"page_type": {"primary": ptype}}}
-        (tmp_path / "dev" / "ground-truth" / f"{fid}.json").write_text(json.dumps(gt), encoding="utf-8")
-        files[fid] = {"split": "dev", "page_type": ptype, "domain": domain}
-    (tmp_path / "metadata.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+    write_wcxb_split(tmp_path, {
+        fid: (ptype, domain, html, {"main_content": gold, "title": "", "with": [], "without": []})
+        for fid, (ptype, domain, html, gold) in PAGES.items()
+    })
     return tmp_path
 
 
