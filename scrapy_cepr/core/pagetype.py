@@ -58,7 +58,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .text import WIDE_CHAR_WEIGHT, count_cjk, latin_lengths
+from .text import latin_length, latin_lengths
 from .trees import TreeEnsemble, load_trees
 
 __all__ = [
@@ -257,7 +257,7 @@ def page_features(page: Any) -> np.ndarray:
     _declarations(page, x)
     _url(page.url, x)
     title = page.html_title or ""
-    x[idx["title_chars"]] = len(title) + (WIDE_CHAR_WEIGHT - 1) * count_cjk(title)
+    x[idx["title_chars"]] = latin_length(title)
     x[idx["title_separators"]] = sum(title.count(c) for c in _TITLE_SEPARATORS)
     texts = page.texts
     n = len(texts)
@@ -352,7 +352,7 @@ def page_features(page: Any) -> np.ndarray:
     # Short text nodes: prices, dates, numbers.
     short = " ".join([t for t, c in zip(texts, char_list) if c <= SHORT_CHARS])
     if short:
-        short_len = int(latin_lengths([short], np.array([len(short)]))[0])
+        short_len = latin_length(short)
         x[idx["short_chars"]] = short_len
         x[idx["short_digit_share"]] = sum(map(short.count, "0123456789")) / short_len
         signs = sum(map(short.count, CURRENCY_SIGNS))

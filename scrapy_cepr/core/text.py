@@ -22,6 +22,7 @@ __all__ = [
     "drop_invisible",
     "count_cjk",
     "has_controls",
+    "latin_length",
     "latin_lengths",
     "text_measures",
     "count_punctuation",
@@ -231,6 +232,15 @@ def latin_lengths(texts: Sequence[str], lengths: np.ndarray) -> np.ndarray:
     return lengths + extra if extra.any() else lengths
 
 
+def latin_length(text: str) -> int:
+    """The length of one string *text* in Latin characters (:func:`latin_lengths`).
+
+    >>> latin_length("Vote"), latin_length("投票 results")
+    (4, 14)
+    """
+    return len(text) + (WIDE_CHAR_WEIGHT - 1) * count_cjk(text)
+
+
 def _code_points(texts: Sequence[str]) -> np.ndarray | None:
     """The code points of *texts* joined, uint32; None when they are all ASCII."""
     joined = "".join(texts)
@@ -312,7 +322,8 @@ def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray,
         # The widest gap from each kept node back to the one before (over the dropped
         # nodes between them too, at least a space when there are some).
         gaps = np.maximum.reduceat(gap_before[: idx[-1] + 1], idx[:-1] + 1)
-        gaps[np.diff(idx) > 1] = np.maximum(gaps[np.diff(idx) > 1], 1)
+        skipped = np.diff(idx) > 1
+        gaps[skipped] = np.maximum(gaps[skipped], 1)
         gaps[kept_blocks[1:] != kept_blocks[:-1]] = 2
         if (gaps != 1).any():
             seps = ["", " ", "\n"]
