@@ -177,3 +177,22 @@ def test_the_site_name_before_the_page_name_is_known_from_the_logo_linking_home(
         assert extract(page, url="https://courier.example/news/rail.html").title == "Valley Courier Online"
     # A link to the page itself is not the site's home page.
     assert extract(html, url="https://courier.example/").title == "Valley Courier Online"
+
+
+def test_heading_of_digits_only_is_not_a_title():
+    # A vote count or a score written as an h1 ("94") is never the headline: the one h1
+    # with words is.
+    html = (
+        "<html><head><title>Forum</title></head><body><div><h1>94</h1><h1>94</h1></div>"
+        "<h1>Scalable interpretability, end to end</h1>" + BODY + "</body></html>"
+    )
+    assert extract(html).title == "Scalable interpretability, end to end"
+
+
+def test_invisible_characters_leave_the_title():
+    # A soft hyphen (U+00AD) and a zero width no-break space (U+FEFF) render nothing.
+    html = (
+        "<html><head><title>Home</title></head><body><h1>Home Repair Assis\u00adtance Pro\ufeffgram</h1>"
+        + BODY + "</body></html>"
+    )
+    assert extract(html).title == "Home Repair Assistance Program"

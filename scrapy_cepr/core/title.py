@@ -4,7 +4,8 @@ How the title is picked (documented in the README too):
 
 1. The *reference* is the page's ``og:title`` / ``twitter:title`` meta, else ``<title>``.
 2. The *candidates* are the displayed ``h1``, then ``h2``, then ``h3`` headings of the
-   body, in document order (text of 2 to 300 characters).
+   body, in document order (text of 2 to 300 characters with at least one letter: a
+   heading of digits and signs only is a count, a score or a price, "94", never a title).
 3. With a reference, the candidate that best matches it wins, if the match is good
    (rapidfuzz ``ratio`` ≥ 80 against the reference or against the reference without
    its site name, see :func:`strip_site_name`).
@@ -24,7 +25,9 @@ How the title is picked (documented in the README too):
    brackets and quotes, written as a link: an emoji that ends a headline stays). The title
    is never emptied. A heading written in capitals only
    takes the letter case of a reference with the same letters and digits (the capitals
-   keep no case; "TIPS FOR ONLINE SUCCESS" -> "Tips for Online Success").
+   keep no case; "TIPS FOR ONLINE SUCCESS" -> "Tips for Online Success"). Characters that
+   render nothing (:func:`~scrapy_cepr.core.text.drop_invisible`: a soft hyphen, a zero
+   width space or no-break space) are dropped, as from the body.
 7. On a page that the page-type classifier calls ``service`` (a company's or product's
    landing page, :mod:`scrapy_cepr.core.pagetype`), whose headings are slogans ("You
    deserve to be happy."), the title is the reference reduced to the page's own name
@@ -41,6 +44,7 @@ from urllib.parse import urljoin, urlsplit
 from rapidfuzz import fuzz
 
 from .page import Page
+from .text import drop_invisible
 
 __all__ = ["drop_site_name", "page_name", "pick_title", "site_names", "strip_site_name"]
 
@@ -266,7 +270,7 @@ def pick_title(page: Page) -> tuple[str | None, int | None]:
         title = page_name(title, names)
     if names:
         title = drop_site_name(title, names)
-    return title, index
+    return drop_invisible(title) or title, index
 
 
 def _restore_case(heading: str, reference: str) -> str:
@@ -320,7 +324,7 @@ def _pick(page: Page) -> tuple[str | None, int | None]:
         text = " ".join(page.texts[i] for i in kept)
         if kept and page.in_link[kept[-1]]:  # a permalink mark is a link to the heading
             text = _drop_permalink_mark(text)
-        if 2 <= len(text) <= 300:
+        if 2 <= len(text) <= 300 and any(c.isalpha() for c in text):
             candidates.append((level, first, text))
     reference = page.meta_title or page.html_title
     if reference and candidates:
