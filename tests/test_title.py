@@ -196,3 +196,17 @@ def test_invisible_characters_leave_the_title():
         + BODY + "</body></html>"
     )
     assert extract(html).title == "Home Repair Assistance Program"
+
+
+def test_a_site_name_h1_below_the_home_page_is_a_logo():
+    # A forum thread: the one h1 is the board's logo; the <title> names the thread first,
+    # "Thread / Board" (" / " separates its parts as " | " does).
+    html = (
+        "<html><head><title>Kernel panic after update / Newcomers corner</title></head><body>"
+        "<h1>Lakeside Linux</h1><h2>Board index</h2>" + BODY + "</body></html>"
+    )
+    assert extract(html, url="https://bbs.lakesidelinux.example/viewtopic.php?id=7").title == (
+        "Kernel panic after update"
+    )
+    # On the site's home page the site's name is the page's name.
+    assert extract(html, url="https://bbs.lakesidelinux.example/").title == "Lakeside Linux"

@@ -12,7 +12,9 @@ How the title is picked (documented in the README too):
    Ties go to the higher heading level, then to the earlier heading.
 4. With no matching heading, a page that has exactly one ``h1`` uses it (``h1`` elements
    with the same letters and digits count once: a headline repeated for another screen
-   size); otherwise the
+   size), unless, below the site's home page, that ``h1`` is the site's name (a logo:
+   the same letters and digits as a declared name or a label of the URL's host name);
+   otherwise the
    reference is used, reduced to the page's own name (:func:`page_name`: its parts that
    are the site's name dropped, then the first part of what is left: a ``<title>`` or
    ``og:title`` is written "Page | Site" or "Page | Section | Site").
@@ -49,6 +51,9 @@ from .text import drop_invisible
 __all__ = ["drop_site_name", "page_name", "pick_title", "site_names", "strip_site_name"]
 
 _SEPARATORS = re.compile(r"\s+(?:[|\-–—:»·•]|::|//)\s+")
+# The parts of a page name: also "Thread / Board" (page_name only: strip_site_name, which
+# the headings are matched against, keeps its longest part).
+_NAME_SEPARATORS = re.compile(r"\s+(?:[|\-–—:»·•/]|::|//)\s+")
 _SEPARATORS_KEPT = re.compile(r"(\s+(?:[|\-–—:»·•/]|::|//)\s+)")
 _MIN_MATCH = 80.0
 _SENTENCE_END = set("?!.)]}\"'’”»")
@@ -219,7 +224,7 @@ def page_name(title: str, names: set[str]) -> str:
     """The page's own name in a ``<title>`` or ``og:title``: the parts that are the site's
     name (*names*, :func:`site_names`) dropped from both ends (:func:`drop_site_name`),
     then the first of the parts left (split at ``" | "``, ``" - "`` … as
-    :func:`strip_site_name`): "Page | Section | Site" is the convention, the page's name
+    :func:`strip_site_name`, and at ``" / "``): "Page | Section | Site" is the convention, the page's name
     first and what it belongs to after it. Never empty.
 
     >>> page_name("Dental Care | Northside Clinic", {"northsideclinic"})
@@ -232,7 +237,7 @@ def page_name(title: str, names: set[str]) -> str:
     'Storm hits the coast'
     """
     rest = drop_site_name(title, names) if names else title
-    first = _SEPARATORS.split(rest)[0].strip()
+    first = _NAME_SEPARATORS.split(rest)[0].strip()
     return first or rest
 
 
@@ -317,6 +322,19 @@ def _displayed_nodes(page: Page, first: int, end: int) -> list[int]:
     return kept
 
 
+def _below_home(url: str | None) -> bool:
+    """Whether *url* is a page below its site's home page (a path other than ``/``, or a
+    query): there, a heading that is the site's name is its logo, not the page's name.
+
+    >>> _below_home("https://forum.example/viewtopic.php?id=3"), _below_home("https://blog.example/")
+    (True, False)
+    """
+    if not url:
+        return False
+    parts = urlsplit(url)
+    return parts.path not in ("", "/") or bool(parts.query)
+
+
 def _pick(page: Page) -> tuple[str | None, int | None]:
     candidates = []
     for level, first, end in page.headings:
@@ -339,7 +357,8 @@ def _pick(page: Page) -> tuple[str | None, int | None]:
             return best[1], best[2]
     # The same headline twice (a layout for small screens and one for large ones) is one h1.
     h1 = list({_key(c[2]): c for c in reversed(candidates) if c[0] == 1}.values())
-    if len(h1) == 1:
+    if len(h1) == 1 and not (reference and _below_home(page.url)
+                             and _key(h1[0][2]) in site_names(page.url, *_declared_site_names(page))):
         return h1[0][2], h1[0][1]
     if reference:
         return reference, None  # reduced to the page's name by pick_title
