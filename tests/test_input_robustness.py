@@ -75,6 +75,33 @@ def test_utf16_on_the_command_line(capsys, tmp_path):
     assert capsys.readouterr().out.startswith(TITLE)
 
 
+# Legacy encodings without a declaration (a page saved without its HTTP header) ---------
+
+_STORY = {
+    "cp1251": ("Мост через гавань открыт после ремонта",
+               "Министр транспорта заявил, что движение по мосту восстановлено после трёх недель работ. "
+               "Инженеры заменили повреждённую опору, а городские службы открыли пешеходную дорожку."),
+    "gbk": ("港口大桥维修后重新开放",
+            "交通部长表示，经过三周的施工，大桥已恢复通车。工程师更换了受损的桥墩，市政部门重新开放了人行道。"),
+    "shift_jis": ("港の橋が修理後に再開",
+                  "交通大臣は、三週間の工事の後、橋の通行が再開されたと述べた。技術者は損傷した橋脚を交換し、市は歩道を再開した。"),
+}
+
+
+@pytest.mark.parametrize("codec", sorted(_STORY))
+def test_undeclared_legacy_encoding_is_detected(codec):
+    # No BOM, no header, no <meta charset>: the bytes are not UTF-8, so the encoding is
+    # detected (charset-normalizer, as Scrapy's response.text does) instead of every
+    # non-ASCII byte becoming U+FFFD.
+    title, text = _STORY[codec]
+    html = f"<html><head><title>{title}</title></head><body><h1>{title}</h1>" + f"<p>{text}</p>" * 3 + "</body></html>"
+    data = html.encode(codec)
+    assert decode_html(data) == html
+    result = extract(data)
+    assert result.title == title
+    assert text in result.body and "\ufffd" not in result.body
+
+
 # Item 15: a str with a lone surrogate ------------------------------------------------
 
 

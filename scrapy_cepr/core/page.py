@@ -64,7 +64,10 @@ _SNIFF_CHARS = 4096
 def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     """Decode page bytes to text with w3lib, as Scrapy's ``response.text`` does: BOM,
     then *encoding* (for example from the HTTP ``Content-Type`` header), then
-    ``<meta charset>``, then UTF-8.
+    ``<meta charset>``; a page that declares none is ASCII or UTF-8 when its bytes decode
+    so, else in the encoding that charset-normalizer finds most likely (a legacy page
+    saved without its HTTP header: windows-1251, GBK, Shift_JIS …; WHATWG Encoding's
+    sniffing allows such a frequency analysis), else UTF-8.
 
     Invalid byte sequences become U+FFFD, never an exception. A label that names no text
     encoding (``uu``, ``rot13``, ``base64``, ``undefined`` …, where w3lib raises
@@ -76,6 +79,8 @@ def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     '><p>新闻</p>'
     >>> decode_html(b'<meta charset="rot13"><p>Hello</p>')[-12:]
     '<p>Hello</p>'
+    >>> decode_html(("<p>" + "Министр заявил, что программа начнётся весной. " * 3 + "</p>").encode("cp1251"))[3:10]
+    'Министр'
     """
     if isinstance(html, str):
         return html
@@ -86,10 +91,27 @@ def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     headers += [None, "text/html; charset=utf-8"]  # then <meta charset>, then UTF-8
     for header in headers:
         try:
-            return html_to_unicode(header, data)[1]
+            return html_to_unicode(header, data, auto_detect_fun=_detect_encoding)[1]
         except (LookupError, UnicodeError, TypeError) as exc:
             logger.debug("charset ignored (%s): %s", header or "<meta charset>", exc)
     return data.decode("utf-8", "replace")  # not reached: UTF-8 with "replace" never fails
+
+
+def _detect_encoding(data: bytes) -> str | None:
+    """The encoding of undeclared page bytes (w3lib's ``auto_detect_fun``, called only when
+    no BOM, header or ``<meta>`` names one): None (UTF-8, w3lib's default) when they are
+    ASCII or valid UTF-8, else charset-normalizer's best guess (None when it has none)."""
+    if data.isascii():
+        return None
+    try:
+        data.decode("utf-8")
+        return None
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    match = from_bytes(data).best()
+    return match.encoding if match is not None else None
 
 
 def sniff_not_html(source: str, raw: bytes | None = None) -> str | None:
