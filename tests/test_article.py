@@ -267,3 +267,25 @@ def test_roundup_cards_with_a_nested_heading_are_kept():
     lines = extract(html).body.split("\n")
     assert lines[0].startswith("Summer crowds fill the big resorts") and "Heron Sands" in lines
     assert extract(html, comment_headed=False).body.split("\n") == lines[:1]
+
+
+def test_wrapped_comment_records_with_varying_paragraphs_are_a_thread():
+    # A blog's comment thread as the common blog engines write it: each comment an <li>
+    # whose one child wraps the author line, one to three paragraphs and a reply link.
+    # The records are read below the single-child wrapper, and the number of paragraphs
+    # does not change a record's structure, so the thread is found and dropped.
+    html = read("article_wrapped_comments.html")
+    page = Page.from_html(html)
+    table = DomTable(page)
+    records = record_lists(table)
+    assert [table.elements[i].get("id") for i in np.flatnonzero(records)] == ["r1", "r2", "r3", "r4"]
+    for method in ("cepr-article", "cepr-typed"):
+        body = extract(html, method=method).body
+        assert "quarterly open thread is a place for readers" in body
+        assert "respond" not in body and "Martin" not in body and "spreadsheet" not in body, method
+    # Paragraphs of a story with one, two, three links: inline children all count (only
+    # repeated block children are read once), so they stay paragraphs, as before.
+    story = "".join(f"<p>Step {i}: read " + " and ".join(f"<a href='/a{i}{j}'>note {j}</a>" for j in range(i))
+                    + " before you try again.</p>" for i in range(2, 6))
+    table = DomTable(Page.from_html(f"<html><body><h1>How to</h1><div>{story}</div></body></html>"))
+    assert not record_lists(table).any()

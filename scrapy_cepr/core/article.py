@@ -78,7 +78,13 @@ a parameter, see ``benchmarks/ablation.py``):
    paragraph path goes on after it (``story_continues``: then the repeated blocks were
    a gallery or a list inside the story). *Comment records* go too: 3 or more
    consecutive sibling elements with the same tag and child-tag sequence that hold a
-   link (:func:`record_lists`, the same assumption read on the DOM). They are found
+   link (:func:`record_lists`, the same assumption read on the DOM; read below
+   single-child wrappers, a run of repeated block children counting once). A run that
+   only this looser reading finds (a wrapped record, or records with different numbers
+   of paragraphs) is a thread only where a thread sits: below the headline, after at
+   least ``anchor_min_chars`` characters of body evidence, with at most
+   ``comment_after_share`` of that much evidence on the same paragraph path after it
+   (story sections and a page's cards are not). They are found
    first and are no body evidence for steps 2–3, so a comment thread denser than a
    short story cannot become the region; the run of records that holds the body's
    first sentence below the headline is the body's own layout and is kept.
@@ -115,7 +121,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .comments import NCEParams, comment_start
-from .page import Page
+from .page import BLOCK_TAGS, Page
 from .params import check_int, check_real
 from .region import DomTable
 from .result import Extraction, text_node_extraction
@@ -537,8 +543,12 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     consecutive siblings with the same tag and the same sequence of child tags (at least
     two children, one of them or a descendant a link), the repeated structure of a
     comment thread (NCE's Assumption 2, Laber et al. 2009: comments repeat a pattern),
-    read on the DOM instead of the words. Article paragraphs are leaves or hold inline
-    text only, so they never form records. *keep_runs*: elements (owners of the
+    read on the DOM instead of the words. The sequence is read below single-child
+    wrappers (``li > div > [author, p, p, reply]``: the structure is the wrapped
+    element's), and a block-level child with the same tag as the one before it does not
+    extend it (a comment has as many paragraphs as its author wrote); inline children
+    all count. Article paragraphs are leaves or hold inline text only, so they never
+    form records. *keep_runs*: elements (owners of the
     body's first text nodes); the run of records among the ancestors of each is not
     flagged, since comments follow the body (NCE's Assumption 2), they do not start it.
 
@@ -546,22 +556,30 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     only the members of runs long enough, and their children, have their tags read
     (:meth:`DomTable.tag_codes`).
     """
-    record, run = _record_runs(table, min_records)
+    record, run, _ = _record_runs(table, min_records)
     return _release_runs(table, record, run, keep_runs) if keep_runs else record
 
 
-def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`record_lists` without *keep_runs*: ``(record, run)``, bool and int64
-    ``(E,)``, the records and the run of sibling records each element belongs to."""
+def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`record_lists` without *keep_runs*: ``(record, run, relaxed)``, bool, int64
+    and bool ``(E,)``: the records, the run of sibling records each element belongs to,
+    and the records of the runs that only reading below single-child wrappers or
+    collapsing repeated block children made records (:func:`_placed_runs` decides them)."""
     n = len(table)
     out = np.zeros(n, dtype=bool)
     if n == 0:
-        return out, np.zeros(n, dtype=np.int64)
+        return out, np.zeros(n, dtype=np.int64), out
     parent = table.parent
-    kids = table.n_children
+    # A record's structure is read below its single-child wrappers (``li > div.body``,
+    # ``li > article``): in pre-order an element's first child follows it, so the first
+    # element at or after e with other than one child is what e wraps.
+    not_single = (table.n_children != 1).nonzero()[0]
+    inner = not_single[np.minimum(np.searchsorted(not_single, np.arange(n)), not_single.size - 1)] \
+        if not_single.size else np.arange(n)
+    kids = table.n_children[inner]
     candidate = (kids >= 2) & (table.link_chars > 0)
     if np.count_nonzero(candidate) < min_records:
-        return out, np.zeros(n, dtype=np.int64)
+        return out, np.zeros(n, dtype=np.int64), out
     # Siblings, grouped by parent in document order.
     order = np.argsort(parent, kind="stable")
     par = parent[order]
@@ -570,27 +588,99 @@ def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.
     # siblings, and have the same number of children (then also the same tag and
     # child-tag sequence, below).
     a, b = order[1:], order[:-1]
-    link = (~first_of_group[1:]) & candidate[a] & candidate[b] & (kids[a] == kids[b])
+    # (Different numbers of children can only read the same once repeated block
+    # children count once, which takes at least three: [author, p, p, reply].)
+    link = (~first_of_group[1:]) & candidate[a] & candidate[b] & ((kids[a] == kids[b]) | ((kids[a] >= 3) & (kids[b] >= 3)))
     member = candidate & (_run_sizes(order, link, candidate)[0] >= min_records)
     if not member.any():
-        return out, np.zeros(n, dtype=np.int64)
-    # The sequence of child tags of the members, hashed: Σ (code(tag)+1)·B^rank
-    # (mod 2^64) per parent, rank being the child's position among its siblings.
-    child = (member[np.maximum(parent, 0)] & (parent >= 0)).nonzero()[0]
-    compared = member.copy()
+        return out, np.zeros(n, dtype=np.int64), out
+    # The sequence of child tags of the members' inner elements, hashed:
+    # Σ (code(tag)+1)·B^rank (mod 2^64) per parent, rank being the child's position
+    # among its siblings.
+    wrapped = np.zeros(n, dtype=bool)
+    wrapped[inner[member]] = True
+    child = (wrapped[np.maximum(parent, 0)] & (parent >= 0)).nonzero()[0]
+    compared = member | wrapped
     compared[child] = True
     tag_code = table.tag_codes(compared)
-    idx = np.arange(n, dtype=np.int64)
-    rank = idx - np.maximum.accumulate(np.where(first_of_group, idx, 0))
-    rank_of = np.empty(n, dtype=np.int64)
-    rank_of[order] = rank
-    # uint64 array arithmetic wraps around silently (numpy warns on scalars only).
-    weight = (tag_code[child] + 1).astype(np.uint64) * np.power(np.uint64(1_000_003), rank_of[child].astype(np.uint64))
-    child_hash = np.zeros(n, dtype=np.uint64)
-    np.add.at(child_hash, parent[child], weight)
-    link &= member[a] & member[b] & (tag_code[a] == tag_code[b]) & (child_hash[a] == child_hash[b])
+    # A record holds as many paragraphs as its author wrote: a block-level child with the
+    # same tag as the sibling before it adds nothing to the sequence ([div, p, p, div]
+    # reads [div, p, div]); inline children (a paragraph's links) all count.
+    child = child[np.argsort(parent[child], kind="stable")]
+    same_parent = np.concatenate(([False], parent[child[1:]] == parent[child[:-1]]))
+    repeat = same_parent & np.concatenate(([False], tag_code[child[1:]] == tag_code[child[:-1]]))
+    if repeat.any():
+        block = np.fromiter((table.elements[c].tag in BLOCK_TAGS for c in child[repeat].tolist()), bool, int(repeat.sum()))
+        repeat[repeat.nonzero()[0][~block]] = False
+    full_hash = child_hash = _sequence_hash(n, parent, child, same_parent, tag_code)
+    if repeat.any():
+        child, same_parent = child[~repeat], same_parent[~repeat]
+        same_parent[1:] &= parent[child[1:]] == parent[child[:-1]]
+        child_hash = _sequence_hash(n, parent, child, same_parent, tag_code)
+    ia, ib = inner[a], inner[b]
+    link &= member[a] & member[b] & (tag_code[a] == tag_code[b]) & (tag_code[ia] == tag_code[ib]) \
+        & (child_hash[ia] == child_hash[ib])
     size, run = _run_sizes(order, link, candidate)
-    return candidate & (size >= min_records), run
+    record = candidate & (size >= min_records)
+    # The runs that the strict reading (the records themselves, every child) does not
+    # find: one of their links joins a member read below a wrapper, or two members
+    # whose full child sequences differ.
+    loose = link & ((ia != a) | (ib != b) | (full_hash[a] != full_hash[b]))
+    relaxed = out
+    if loose.any():
+        relaxed = record & np.isin(run, run[a[loose]])
+    return record, run, relaxed
+
+
+def _sequence_hash(n: int, parent: np.ndarray, child: np.ndarray, same_parent: np.ndarray,
+                   tag_code: np.ndarray) -> np.ndarray:
+    """Per element, a hash of the tag sequence of its children among *child* (grouped by
+    parent in document order, *same_parent* False at each group's first):
+    Σ (code(tag)+1)·B^rank (mod 2^64), uint64 ``(n,)``."""
+    pos = np.arange(child.size, dtype=np.int64)
+    rank = pos - np.maximum.accumulate(np.where(same_parent, 0, pos))
+    # uint64 array arithmetic wraps around silently (numpy warns on scalars only).
+    weight = (tag_code[child] + 1).astype(np.uint64) * np.power(np.uint64(1_000_003), rank.astype(np.uint64))
+    out = np.zeros(n, dtype=np.uint64)
+    np.add.at(out, parent[child], weight)
+    return out
+
+
+def _unplaced_runs(table: DomTable, record: np.ndarray, run: np.ndarray, relaxed: np.ndarray, evidence: np.ndarray,
+                   page: Page, headline: int | None, min_before: int, after_share: float) -> np.ndarray:
+    """The *relaxed* runs of records (:func:`_record_runs`) that do not sit where a
+    comment thread does, bool ``(E,)``: a thread follows the story and ends it (NCE's
+    Assumption 2). A relaxed run stays a run of comment records only below a headline,
+    with at least *min_before* characters of body evidence outside records between the
+    headline and the element that holds the run (a thread's other comments are inside
+    it), and with at most *after_share* times as many characters of evidence on that
+    story's paragraph path (the path with the most of them) after it: the sections of a
+    story, which the story goes on after, and a page's cards, with no story above them,
+    are no thread."""
+    out = np.zeros(len(table), dtype=bool)
+    members = relaxed.nonzero()[0]
+    if headline is None:
+        out[members] = True
+        return out
+    chars = page.char_counts.astype(np.float64)
+    story = evidence & ~table.covered(record)[table.owner]
+    paths = page.path_ids
+    for r in np.unique(run[members]).tolist():
+        m = members[run[members] == r]
+        holder = int(table.parent[m[0]])
+        first, last = table.text_range(holder)
+        before = story.copy()
+        before[: headline + 1] = False
+        before[first:] = False
+        chars_before = float(chars[before].sum())
+        if chars_before < min_before:
+            out[m] = True
+            continue
+        path = int(np.bincount(paths[before], weights=chars[before]).argmax())
+        after = story[last + 1 :] & (paths[last + 1 :] == path)
+        if float(chars[last + 1 :][after].sum()) > after_share * chars_before:
+            out[m] = True
+    return out
 
 
 def _release_runs(table: DomTable, record: np.ndarray, run: np.ndarray, keep_runs: tuple[int, ...]) -> np.ndarray:
@@ -902,7 +992,10 @@ def _step_comment_records(w: _Work) -> None:
         first = _anchor_node(w.evidence, page.char_counts, headline, params.anchor_min_chars)
         if first is not None and not any(headline < h < first for _, h, _ in page.headings):
             starts_of_body.append(int(table.owner[first]))
-    page_records, runs = _record_runs(table)
+    page_records, runs, relaxed = _record_runs(table)
+    if relaxed.any():
+        page_records &= ~_unplaced_runs(table, page_records, runs, relaxed, w.evidence, page, headline,
+                                        params.anchor_min_chars, params.comment_after_share)
     w.page_records = page_records
     w.records = _release_runs(table, page_records, runs, tuple(starts_of_body)) if starts_of_body else page_records.copy()
     w.in_records = table.covered(w.records)[table.owner]
