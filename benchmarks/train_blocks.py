@@ -21,6 +21,18 @@ benchmark's shingle F1. The page type column is the gold type (``--types gold``)
 out-of-fold predictions of the page-type classifier (``--types cv``, the honest number).
 The final model is trained on all pages and written to ``scrapy_cepr/models/blocks.json``
 (byte-for-byte reproducible: fixed seeds, deterministic LightGBM, sorted JSON).
+
+Plain pages (``--report-plain``, ``--augment-plain``): every page is also rewritten by
+:func:`scrapy_cepr.evaluation.plain_page` (no declarations, HTML5's sectioning elements as
+``div``/``span``) and analysed without its URL (a second cache beside ``--cache``). Each
+plain copy is in the fold of its page (the folds are those of the pages as served, so the
+served rows of the table do not move with the option), gets the out-of-fold page type of
+its own features, and its out-of-fold text is scored in a second table.
+``--augment-plain`` also trains the block classifier (fold models and the exported one)
+on the plain copies; the page type is trained as ``train_pagetype.py`` trains it by
+default (its feature-row plain copies; its ``--augment-plain`` is not used). ``--pagetype-seed`` sets
+the page-type model's LightGBM seed for its out-of-fold types (the block classifier's
+seed stays fixed).
 """
 
 from __future__ import annotations
@@ -43,7 +55,14 @@ from treemodel import lightgbm_to_spec, write_spec
 from scrapy_cepr.core.article import ArticleParams
 from scrapy_cepr.core.blocks import FEATURES, PAGE_TYPES, with_page_type
 from scrapy_cepr.core.page import Page
-from scrapy_cepr.evaluation import benchmark_counts, benchmark_summary, load_corpus, load_wcxb, word_f1
+from scrapy_cepr.evaluation import (
+    benchmark_counts,
+    benchmark_summary,
+    load_corpus,
+    load_wcxb,
+    plain_page,
+    word_f1,
+)
 from scrapy_cepr.methods import typed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,7 +106,15 @@ def _pages(wcxb_dir: str, aeb_dir: str):
         yield "aeb", s.id, s.html, s.url, s.gold_body, "article", "aeb:" + (urlsplit(s.url or "").hostname or s.id)
 
 
-def build_cache(wcxb_dir: str, aeb_dir: str, path: Path) -> list[dict]:
+def plain_cache_path(path: Path) -> Path:
+    """The cache of the plain copies beside the cache *path* of the pages."""
+    return path.with_name(f"{path.stem}-plain{path.suffix}")
+
+
+def build_cache(wcxb_dir: str, aeb_dir: str, path: Path, plain: bool = False) -> list[dict]:
+    """One row per page (``plain=True``: per page rewritten by
+    :func:`~scrapy_cepr.evaluation.plain_page`, analysed without its URL), pickled at
+    *path*."""
     if path.is_file():
         with path.open("rb") as fh:
             return pickle.load(fh)
@@ -95,7 +122,7 @@ def build_cache(wcxb_dir: str, aeb_dir: str, path: Path) -> list[dict]:
     params = ArticleParams()
     t0 = time.time()
     for k, (corpus, pid, html, url, gold, ptype, group) in enumerate(_pages(wcxb_dir, aeb_dir)):
-        page = Page.from_html(html, url=url)
+        page = Page.from_html(plain_page(html), url=None) if plain else Page.from_html(html, url=url)
         art, feats, anc = typed.analyse(page, params)
         if feats is None or len(feats) == 0:
             lines, x = [], np.zeros((0, len(FEATURES)), np.float32)
@@ -141,11 +168,23 @@ def fit(x, y, w):
     return model
 
 
-def oof_probs(x, y, w, groups, folds=FOLDS):
+def oof_probs(x, y, w, groups, folds=FOLDS, n_served=None, train_mask=None):
+    """Out-of-fold content probabilities of the blocks. The folds are ``GroupKFold`` over
+    the first *n_served* blocks (default all); a later block (a plain copy's) is in the
+    fold of its group. *train_mask*: the blocks the fold models may train on (default
+    all)."""
     from sklearn.model_selection import GroupKFold
 
+    n_served = len(y) if n_served is None else n_served
+    fold = np.full(len(y), -1)
+    for k, (_, te) in enumerate(GroupKFold(n_splits=folds).split(x[:n_served], y[:n_served], groups[:n_served])):
+        fold[te] = k
+    fold_of = dict(zip(groups[:n_served].tolist(), fold[:n_served].tolist()))
+    fold[n_served:] = [fold_of[g] for g in groups[n_served:].tolist()]
+    train_mask = np.ones(len(y), bool) if train_mask is None else train_mask
     out = np.zeros(len(y))
-    for tr, te in GroupKFold(n_splits=folds).split(x, y, groups):
+    for k in range(folds):
+        tr, te = (fold != k) & train_mask, fold == k
         out[te] = fit(x[tr], y[tr], w[tr]).predict_proba(x[te])[:, 1]
     return out
 
@@ -196,22 +235,33 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
     return row
 
 
-def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir) -> list[np.ndarray]:
+def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir, plain: bool = False,
+                  seed: int | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Out-of-fold page-type probabilities of the page-type classifier
-    (``benchmarks/train_pagetype.py``'s features and LightGBM parameters), with the same
-    domain groups as the block classifier."""
+    (``benchmarks/train_pagetype.py``'s features and LightGBM parameters, *seed*), with the
+    same domain groups as the block classifier; with *plain*, also those of the plain
+    copies (``[]`` without), each from the model of its page's fold."""
     import train_pagetype as tp
 
     X, meta = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir))
     if [m["id"] for m in meta] != [r["id"] for r in rows]:
         raise SystemExit("page-type rows and block rows are not the same pages")
     y = np.array([PAGE_TYPES.index(r["type"]) for r in rows])
-    proba = tp.cross_validate(X, y, [r["group"] for r in rows])
-    pred = proba.argmax(axis=1)
+    groups = [r["group"] for r in rows]
     wc = np.array([r["corpus"] == "wcxb" for r in rows])
-    print(f"page type (out of fold): WCXB accuracy {np.mean(pred[wc] == y[wc]):.3f}, "
-          f"AEB pages read as article {np.mean(pred[~wc] == 0):.3f}")
-    return [row.astype(np.float32) for row in proba]
+    proba_plain: np.ndarray | None = None
+    if plain:
+        X_plain, _ = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir), plain=True)
+        proba, proba_plain = tp.cross_validate(X, y, groups, plain=X_plain, seed=seed)
+    else:
+        proba = tp.cross_validate(X, y, groups, seed=seed)
+    for label, pr in (("", proba), (" of the plain copies", proba_plain)):
+        if pr is not None:
+            pred = pr.argmax(axis=1)
+            print(f"page type{label} (out of fold): WCXB accuracy {np.mean(pred[wc] == y[wc]):.3f}, "
+                  f"AEB pages read as article {np.mean(pred[~wc] == 0):.3f}")
+    return ([row.astype(np.float32) for row in proba],
+            [] if proba_plain is None else [row.astype(np.float32) for row in proba_plain])
 
 
 def speed(wcxb_dir: str, aeb_dir: str, wcxb_step: int = 3) -> None:
@@ -261,29 +311,51 @@ def main(argv=None) -> int:
     ap.add_argument("--no-export", action="store_true")
     ap.add_argument("--ablation", action="store_true", help="also print the assembly ablation")
     ap.add_argument("--speed", action="store_true", help="only time cepr-article and cepr-typed against the parse")
+    ap.add_argument("--report-plain", action="store_true",
+                    help="also score every page's plain copy (evaluation.plain_page, no URL) out of fold")
+    ap.add_argument("--augment-plain", action="store_true",
+                    help="train the block classifier on the plain copies too (implies --report-plain)")
+    ap.add_argument("--pagetype-seed", type=int, default=None,
+                    help="LightGBM seed of the page-type model's out-of-fold types (default: train_pagetype's)")
     args = ap.parse_args(argv)
     if args.speed:
         speed(args.wcxb, args.aeb)
         return 0
+    plain = args.report_plain or args.augment_plain
     rows = build_cache(args.wcxb, args.aeb, Path(args.cache))
+    prows = build_cache(args.wcxb, args.aeb, plain_cache_path(Path(args.cache)), plain=True) if plain else []
     if args.types == "gold":
         proba = [one_hot(r["type"]) for r in rows]
+        pproba = [one_hot(r["type"]) for r in prows]
     else:
-        proba = page_type_oof(rows, args.wcxb, args.aeb, Path(args.cache).parent)
+        proba, pproba = page_type_oof(rows, args.wcxb, args.aeb, Path(args.cache).parent, plain=plain,
+                                      seed=args.pagetype_seed)
     x, y, w, groups, page_of = design(rows, proba)
-    print(f"{len(rows)} pages, {len(y)} blocks, {y.mean():.3f} content", file=sys.stderr)
-    p = oof_probs(x, y, w, groups)
+    n_served = len(y)
+    if plain:
+        px, py, pw, pgroups, ppage_of = design(prows, pproba)
+        x, y, w, groups = np.vstack([x, px]), np.concatenate([y, py]), np.concatenate([w, pw]), np.concatenate([groups, pgroups])
+        print(f"{len(prows)} plain copies, {len(py)} blocks, {py.mean():.3f} content", file=sys.stderr)
+    print(f"{len(rows)} pages, {n_served} blocks, {y[:n_served].mean():.3f} content", file=sys.stderr)
+    train_mask = np.arange(len(y)) < n_served if plain and not args.augment_plain else None
+    p_all = oof_probs(x, y, w, groups, n_served=n_served, train_mask=train_mask)
+    p = p_all[:n_served]
     np.savez(Path(args.cache).with_name(f"oof-{args.types}.npz"), p=p, page_of=page_of, proba=np.array(proba))
-    print(f"\nOut-of-fold word F1 on WCXB dev (macro per page type) and AEB shingle F1, page types: {args.types}")
+    print(f"\nOut-of-fold word F1 on WCXB dev (macro per page type) and AEB shingle F1, page types: {args.types}"
+          + (", block classifier trained with the plain copies" if args.augment_plain else ""))
     print("| variant | all | " + " | ".join(PAGE_TYPES) + " | AEB F1 |")
     print("|---" * (len(PAGE_TYPES) + 3) + "|")
     score(rows, proba, p, page_of, "cepr-typed")
+    if plain:
+        score(prows, pproba, p_all[n_served:], ppage_of, "cepr-typed, plain copies")
     if args.ablation:
         print("\nAssembly ablation (same out-of-fold block probabilities)")
         for label, assembly, over in ABLATION:
             row = score(rows, proba, p, page_of, assembly=assembly, params=typed.TypedParams(**over), quiet=True)
             print(f"| {label} | " + " | ".join(f"{row[k]:.3f}" for k in ("all", *PAGE_TYPES)) + f" | {row['aeb']:.4f} |")
     if not args.no_export:
+        if plain and not args.augment_plain:
+            x, y, w = x[:n_served], y[:n_served], w[:n_served]
         model = fit(x, y, w)
         spec = lightgbm_to_spec(model.booster_, feature_names=list(typed.MODEL_FEATURES))
         write_spec(spec, str(MODEL))

@@ -15,6 +15,14 @@ types of the project's own fixtures (``tests/fixtures/pagetype_*.html`` and
 ``index_*.html``). Then trains on all pages and writes the model (``--out``; nothing is
 written with ``--no-export``).
 
+Plain pages: every page is also rewritten by :func:`scrapy_cepr.evaluation.plain_page`
+(no declarations, no HTML5 sectioning elements) and read without its URL; the
+out-of-fold accuracy on these *real* plain copies is reported beside the one on the
+feature-row copies of :func:`as_plain_page` (each copy is scored by the fold model that
+did not see its page). ``--augment-plain`` also trains on the real plain copies (weight
+:data:`PLAIN_PAGE_WEIGHT`, in the fold of their page), besides the feature-row copies.
+``--seed`` sets LightGBM's seed (default: the shipped one).
+
 LightGBM parameters are small and deterministic (``deterministic=True``,
 ``num_threads=1``, fixed seed), so two runs write the same file.
 
@@ -43,7 +51,7 @@ from treemodel import lightgbm_to_spec, write_spec
 
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.core.pagetype import FEATURE_NAMES, PAGE_TYPES, page_features, small_page_type
-from scrapy_cepr.evaluation import CORPUS_ENV, WCXB_ENV, load_corpus, load_wcxb
+from scrapy_cepr.evaluation import CORPUS_ENV, WCXB_ENV, load_corpus, load_wcxb, plain_page
 
 ROOT = Path(__file__).resolve().parents[1]
 #: LightGBM parameters (small trees, deterministic).
@@ -91,28 +99,34 @@ def _features(html: bytes | str, url: str | None) -> tuple[np.ndarray, float]:
     return x, time.perf_counter() - start
 
 
-def load_rows(wcxb: Path, aeb: Path | None, cache: Path | None) -> tuple[np.ndarray, list[dict]]:
+def _cache_key(plain: bool) -> str:
+    code = [ROOT / "scrapy_cepr" / "core" / f"{name}.py" for name in ("pagetype", "page", "parse", "text")]
+    if plain:
+        code.append(ROOT / "scrapy_cepr" / "evaluation.py")
+    return hashlib.sha256(repr(FEATURE_NAMES).encode() + b"".join(p.read_bytes() for p in code)).hexdigest()[:16]
+
+
+def load_rows(wcxb: Path, aeb: Path | None, cache: Path | None, *, plain: bool = False) -> tuple[np.ndarray, list[dict]]:
     """Feature rows and ``{"source", "id", "type", "group"}`` per page (cached by a hash
     of the feature names and the code of the page type, the page model and the text
-    lengths)."""
-    key = hashlib.sha256(repr(FEATURE_NAMES).encode()
-                         + (ROOT / "scrapy_cepr" / "core" / "pagetype.py").read_bytes()
-                         + (ROOT / "scrapy_cepr" / "core" / "page.py").read_bytes()
-                         + (ROOT / "scrapy_cepr" / "core" / "parse.py").read_bytes()
-                         + (ROOT / "scrapy_cepr" / "core" / "text.py").read_bytes()).hexdigest()[:16]
+    lengths). ``plain=True``: the rows of the pages rewritten by
+    :func:`~scrapy_cepr.evaluation.plain_page` and given without their URL, in the same
+    order."""
+    key = _cache_key(plain)
     if cache is not None:
         cache.mkdir(parents=True, exist_ok=True)
-        fx, fm = cache / f"pagetype-{key}-{bool(aeb)}.npy", cache / f"pagetype-{key}-{bool(aeb)}.json"
+        stem = f"pagetype{'-plain' if plain else ''}-{key}-{bool(aeb)}"
+        fx, fm = cache / f"{stem}.npy", cache / f"{stem}.json"
         if fx.is_file() and fm.is_file():
             return np.load(fx), json.loads(fm.read_text())
     rows, meta = [], []
     for s in load_wcxb(wcxb):
-        x, _ = _features(s.html, s.url)
+        x, _ = _features(plain_page(s.html), None) if plain else _features(s.html, s.url)
         rows.append(x)
         meta.append({"source": "wcxb", "id": s.id, "type": s.page_type, "group": s.domain or s.id})
     if aeb is not None:
         for s in load_corpus(aeb):
-            x, _ = _features(s.html, s.url)
+            x, _ = _features(plain_page(s.html), None) if plain else _features(s.html, s.url)
             rows.append(x)
             host = urlsplit(s.url).hostname if s.url else None
             meta.append({"source": "aeb", "id": s.id, "type": "article", "group": host or s.id})
@@ -181,42 +195,64 @@ def as_plain_page(X: np.ndarray) -> np.ndarray:
     return X
 
 
-def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS):
+def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS, plain: np.ndarray | None = None,
+          seed: int | None = None):
     """A booster trained on *X*, on a copy of *X* without URLs (the page type must
     work for ``extract(html)`` without a URL as well) and on a copy as plain pages
     (:func:`as_plain_page`: the type must not rest on what only modern templates
-    declare)."""
+    declare). *plain*: the rows of the same pages rewritten as plain pages
+    (``load_rows(..., plain=True)``), trained on too with weight
+    :data:`PLAIN_PAGE_WEIGHT`. *seed*: LightGBM's seed (default ``PARAMS["seed"]``)."""
     import lightgbm as lgb
 
-    weight = np.concatenate([np.ones(2 * len(y)), np.full(len(y), PLAIN_PAGE_WEIGHT)])
-    X, y = np.vstack([X, without_url(X), as_plain_page(X)]), np.concatenate([y, y, y])
+    parts, weights = [X, without_url(X), as_plain_page(X)], [1.0, 1.0, PLAIN_PAGE_WEIGHT]
+    if plain is not None:
+        parts.append(plain)
+        weights.append(PLAIN_PAGE_WEIGHT)
+    weight = np.concatenate([np.full(len(y), w) for w in weights])
+    X, y = np.vstack(parts), np.concatenate([y] * len(parts))
     dataset = lgb.Dataset(X, y, weight=weight, feature_name=list(FEATURE_NAMES), free_raw_data=False)
-    return lgb.train(PARAMS, dataset, num_boost_round=rounds)
+    params = PARAMS if seed is None else {**PARAMS, "seed": seed}
+    return lgb.train(params, dataset, num_boost_round=rounds)
 
 
-def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS) -> np.ndarray:
-    """Out-of-fold class probabilities, folds grouped by *groups*."""
+def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS,
+                   plain: np.ndarray | None = None, augment: bool = False,
+                   seed: int | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold class probabilities, folds grouped by *groups*. With *plain* (rows of
+    the same pages as plain pages): ``(proba, proba of the plain rows)``, each plain row
+    scored by the model of its page's fold; *augment*: the fold models are trained on
+    the plain rows of their training pages too."""
     from sklearn.model_selection import GroupKFold
 
     proba = np.zeros((len(y), len(PAGE_TYPES)))
+    proba_plain = np.zeros((len(y), len(PAGE_TYPES)))
     for train_idx, test_idx in GroupKFold(n_splits=FOLDS).split(X, y, groups):
-        booster = train(X[train_idx], y[train_idx], rounds)
+        extra = plain[train_idx] if plain is not None and augment else None
+        booster = train(X[train_idx], y[train_idx], rounds, plain=extra, seed=seed)
         proba[test_idx] = booster.predict(X[test_idx])
-    return proba
+        if plain is not None:
+            proba_plain[test_idx] = booster.predict(plain[test_idx])
+    return proba if plain is None else (proba, proba_plain)
 
 
-def cross_validate_both(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS):
-    """Out-of-fold probabilities with the URL features, without them, and of the pages
-    as plain pages (:func:`as_plain_page`)."""
+def cross_validate_both(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS,
+                        plain: np.ndarray | None = None, augment: bool = False, seed: int | None = None):
+    """Out-of-fold probabilities with the URL features, without them, of the pages as
+    plain pages by :func:`as_plain_page` and, with *plain*, of the real plain copies
+    (zeros without); *augment* as in :func:`cross_validate`."""
     from sklearn.model_selection import GroupKFold
 
-    with_url, no_url, plain = (np.zeros((len(y), len(PAGE_TYPES))) for _ in range(3))
+    with_url, no_url, proxy, real = (np.zeros((len(y), len(PAGE_TYPES))) for _ in range(4))
     for train_idx, test_idx in GroupKFold(n_splits=FOLDS).split(X, y, groups):
-        booster = train(X[train_idx], y[train_idx], rounds)
+        extra = plain[train_idx] if plain is not None and augment else None
+        booster = train(X[train_idx], y[train_idx], rounds, plain=extra, seed=seed)
         with_url[test_idx] = booster.predict(X[test_idx])
         no_url[test_idx] = booster.predict(without_url(X[test_idx]))
-        plain[test_idx] = booster.predict(as_plain_page(X[test_idx]))
-    return with_url, no_url, plain
+        proxy[test_idx] = booster.predict(as_plain_page(X[test_idx]))
+        if plain is not None:
+            real[test_idx] = booster.predict(plain[test_idx])
+    return with_url, no_url, proxy, real
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,11 +264,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"boosting rounds (default {ROUNDS})")
     parser.add_argument("--out", type=Path, default=ROOT / "scrapy_cepr" / "models" / "pagetype.json")
     parser.add_argument("--no-export", action="store_true", help="only cross-validate")
+    parser.add_argument("--augment-plain", action="store_true",
+                        help="also train on every page rewritten as a plain page (evaluation.plain_page, no URL)")
+    parser.add_argument("--seed", type=int, default=PARAMS["seed"], help=f"LightGBM seed (default {PARAMS['seed']})")
     args = parser.parse_args(argv)
     if not args.wcxb:
         parser.error(f"no WCXB directory: set {WCXB_ENV} or pass --wcxb")
     aeb = Path(args.aeb) if args.aeb else None
     X, meta = load_rows(Path(args.wcxb), aeb, args.cache)
+    X_plain, meta_plain = load_rows(Path(args.wcxb), aeb, args.cache, plain=True)
+    if [m["id"] for m in meta_plain] != [m["id"] for m in meta]:
+        raise SystemExit("plain rows and rows are not the same pages")
     y = np.array([PAGE_TYPES.index(m["type"]) for m in meta])
     groups = [m["group"] for m in meta]
     is_wcxb = np.array([m["source"] == "wcxb" for m in meta])
@@ -242,11 +284,15 @@ def main(argv: list[str] | None = None) -> int:
     proba = np.zeros((len(y), len(PAGE_TYPES)))
     proba_no_url = np.zeros((len(y), len(PAGE_TYPES)))
     proba_plain = np.zeros((len(y), len(PAGE_TYPES)))
-    proba[train_rows], proba_no_url[train_rows], proba_plain[train_rows] = cross_validate_both(
-        X[train_rows], y[train_rows], [g for g, k in zip(groups, train_rows) if k], args.rounds)
+    proba_real = np.zeros((len(y), len(PAGE_TYPES)))
+    proba[train_rows], proba_no_url[train_rows], proba_plain[train_rows], proba_real[train_rows] = cross_validate_both(
+        X[train_rows], y[train_rows], [g for g, k in zip(groups, train_rows) if k], args.rounds,
+        plain=X_plain[train_rows], augment=args.augment_plain, seed=args.seed)
     if not args.with_aeb and is_aeb.any():
-        booster = train(X[is_wcxb], y[is_wcxb], args.rounds)
+        booster = train(X[is_wcxb], y[is_wcxb], args.rounds, plain=X_plain[is_wcxb] if args.augment_plain else None,
+                        seed=args.seed)
         proba[is_aeb] = booster.predict(X[is_aeb])
+        proba_real[is_aeb] = booster.predict(X_plain[is_aeb])
     predicted = [PAGE_TYPES[i] for i in proba.argmax(axis=1)]
     truth = [m["type"] for m in meta]
     w = np.flatnonzero(is_wcxb)
@@ -261,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"as plain pages (no declarations, no HTML5 sectioning, no URL): accuracy "
           f"{np.mean([truth[i] == plain[i] for i in w]):.3f}, article recall "
           f"{np.mean([plain[i] == 'article' for i in w if truth[i] == 'article']):.3f}")
+    real = [PAGE_TYPES[i] for i in proba_real.argmax(axis=1)]
+    print(f"real plain copies (evaluation.plain_page, no URL): accuracy "
+          f"{np.mean([truth[i] == real[i] for i in w]):.3f}, article recall "
+          f"{np.mean([real[i] == 'article' for i in w if truth[i] == 'article']):.3f}")
+    print(format_confusion(confusion([truth[i] for i in w], [real[i] for i in w])))
     if is_aeb.any():
         a = np.flatnonzero(is_aeb)
         wrong = [(meta[i]["id"][:12], predicted[i]) for i in a if predicted[i] != "article"]
@@ -268,8 +319,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"AEB ({how}): {len(a) - len(wrong)} of {len(a)} classified article; others: {wrong}")
         if args.with_aeb:
             print(f"AEB as plain pages: {sum(plain[i] == 'article' for i in a)} of {len(a)} classified article")
+        print(f"AEB as real plain copies: {sum(real[i] == 'article' for i in a)} of {len(a)} classified article")
 
-    final = train(X[train_rows], y[train_rows], args.rounds)
+    final = train(X[train_rows], y[train_rows], args.rounds,
+                  plain=X_plain[train_rows] if args.augment_plain else None, seed=args.seed)
     importance = final.feature_importance("gain")
     top = sorted(zip(importance, FEATURE_NAMES), reverse=True)
     print("top features by gain:", ", ".join(f"{n} {g / importance.sum():.3f}" for g, n in top[:15]))

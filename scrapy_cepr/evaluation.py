@@ -360,8 +360,10 @@ def plain_page(html: str | bytes) -> str:
     robustness probe for extractors and page-type models tuned on recent pages.
 
     Removed: JSON-LD ``<script>`` blocks, every ``<meta>`` but ``charset`` and
-    ``http-equiv`` ones, and the microdata attributes (``itemscope``, ``itemtype``,
-    ``itemprop``). Renamed (:data:`PLAIN_PAGE_RENAMES`): ``article``, ``main``, ``section``,
+    ``http-equiv`` ones, a hidden element holding microdata (the machine-readable copy
+    of the page's data that the page model drops too,
+    :func:`~scrapy_cepr.core.page.drop_hidden_microdata`), and the microdata attributes
+    (``itemscope``, ``itemtype``, ``itemprop``). Renamed (:data:`PLAIN_PAGE_RENAMES`): ``article``, ``main``, ``section``,
     ``nav``, ``aside``, ``header``, ``footer``, ``figure`` and ``figcaption`` become
     ``div``, ``time`` becomes ``span``; their text stays where it was. Bytes are decoded as
     :func:`scrapy_cepr.core.page.decode_html` does. Returns the serialised document (str).
@@ -372,11 +374,12 @@ def plain_page(html: str | bytes) -> str:
     """
     from lxml import html as lxml_html
 
-    from .core.page import decode_html
+    from .core.page import decode_html, drop_hidden_microdata
 
     root = lxml_html.fromstring(decode_html(html).encode("utf-8"), parser=lxml_html.HTMLParser(encoding="utf-8"))
     for el in root.xpath('//script[@type="application/ld+json"] | //meta[not(@charset) and not(@http-equiv)]'):
         el.getparent().remove(el)
+    drop_hidden_microdata(root)
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue

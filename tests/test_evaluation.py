@@ -17,6 +17,7 @@ from scrapy_cepr.evaluation import (
     load_corpus,
     macro_paper,
     paper_score,
+    plain_page,
 )
 
 # ----------------------------------------------------------------------- paper metric
@@ -170,3 +171,36 @@ def test_load_corpus_errors(tmp_path):
     bad.write_text('{"html": "<p>x</p>"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=":1:"):
         list(load_corpus(bad))
+
+
+# ----------------------------------------------------------------------- plain pages
+
+
+def test_plain_page_drops_declarations_and_html5_sections():
+    html = (
+        '<html><head><meta charset="utf-8"><meta property="og:type" content="article">'
+        '<script type="application/ld+json">{"@type": "NewsArticle"}</script></head><body>'
+        '<nav><a href="/">Home</a></nav><article itemscope itemtype="https://schema.org/NewsArticle">'
+        '<h1 itemprop="headline">Harbour wall repaired</h1><p>The wall was repaired <time>today</time>.</p>'
+        '</article><footer>Contact</footer></body></html>'
+    )
+    assert plain_page(html) == (
+        '<html><head><meta charset="utf-8"></head><body><div><a href="/">Home</a></div><div>'
+        "<h1>Harbour wall repaired</h1><p>The wall was repaired <span>today</span>.</p></div>"
+        "<div>Contact</div></body></html>"
+    )
+
+
+def test_plain_page_drops_a_hidden_microdata_copy():
+    # A page of an older template has no machine-readable copy of its data: the hidden
+    # element holding microdata goes (as the page model drops it), not only its
+    # attributes, which would leave its dates and numbers as visible text. A hidden
+    # element without microdata (a tab) stays.
+    html = (
+        "<html><body><p>The wall was repaired.</p>"
+        '<div style="display:none" itemscope><span itemprop="datePublished">2019-11-13</span>'
+        '<span itemprop="width">500</span></div><div hidden>Tab text.</div></body></html>'
+    )
+    assert plain_page(html) == (
+        "<html><body><p>The wall was repaired.</p><div hidden>Tab text.</div></body></html>"
+    )
