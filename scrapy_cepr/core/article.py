@@ -193,6 +193,9 @@ class ArticleParams:
         story's path holds at least this share of its evidence characters after the run
         (0: off).
     :param comment_headed: step 8 releases runs whose records hold a heading.
+    :param comment_wrapped: step 8's records are also read below single-child wrappers
+        and with repeated block children counted once (:func:`record_lists`), the runs
+        found only so kept where a thread sits; off: the strict reading only.
     :param cut_min_before: in [0, 1], NCE's cut is refused when less than this share of
         the kept characters lies before it (0: never refused).
     :param grow: step 3c on/off.
@@ -233,6 +236,7 @@ class ArticleParams:
     comment_evidence_share: float = 0.3
     comment_after_share: float = 0.1
     comment_headed: bool = True
+    comment_wrapped: bool = True
     cut_min_before: float = 0.3
     grow: bool = True
     grow_path: bool = True
@@ -271,7 +275,7 @@ class ArticleParams:
         for name in (
             "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
             "comment_records", "comment_cut", "comment_evidence", "grow", "duplicate_path", "comment_headed",
-            "grow_path",
+            "grow_path", "comment_wrapped",
         ):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -538,7 +542,8 @@ def story_path(path_ids: np.ndarray, good: np.ndarray, n_paths: int) -> int:
     return int(np.bincount(path_ids, weights=good, minlength=n_paths).argmax())
 
 
-def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ...] = ()) -> np.ndarray:
+def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ...] = (), *,
+                 loose: bool = True) -> np.ndarray:
     """Comment records, bool ``(E,)``: elements that are one of at least *min_records*
     consecutive siblings with the same tag and the same sequence of child tags (at least
     two children, one of them or a descendant a link), the repeated structure of a
@@ -547,8 +552,8 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     wrappers (``li > div > [author, p, p, reply]``: the structure is the wrapped
     element's), and a block-level child with the same tag as the one before it does not
     extend it (a comment has as many paragraphs as its author wrote); inline children
-    all count. Article paragraphs are leaves or hold inline text only, so they never
-    form records. *keep_runs*: elements (owners of the
+    all count (*loose* False: neither, the records' own children, all of them).
+    Article paragraphs are leaves or hold inline text only, so they never form records. *keep_runs*: elements (owners of the
     body's first text nodes); the run of records among the ancestors of each is not
     flagged, since comments follow the body (NCE's Assumption 2), they do not start it.
 
@@ -556,15 +561,16 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     only the members of runs long enough, and their children, have their tags read
     (:meth:`DomTable.tag_codes`).
     """
-    record, run, _ = _record_runs(table, min_records)
+    record, run, _ = _record_runs(table, min_records, loose=loose)
     return _release_runs(table, record, run, keep_runs) if keep_runs else record
 
 
-def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _record_runs(table: DomTable, min_records: int = 3, *, loose: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`record_lists` without *keep_runs*: ``(record, run, relaxed)``, bool, int64
     and bool ``(E,)``: the records, the run of sibling records each element belongs to,
     and the records of the runs that only reading below single-child wrappers or
-    collapsing repeated block children made records (:func:`_placed_runs` decides them)."""
+    collapsing repeated block children made records (:func:`_unplaced_runs` decides
+    them); with *loose* False, the strict reading only (no relaxed runs)."""
     n = len(table)
     out = np.zeros(n, dtype=bool)
     if n == 0:
@@ -573,7 +579,7 @@ def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.
     # A record's structure is read below its single-child wrappers (``li > div.body``,
     # ``li > article``): in pre-order an element's first child follows it, so the first
     # element at or after e with other than one child is what e wraps.
-    not_single = (table.n_children != 1).nonzero()[0]
+    not_single = (table.n_children != 1).nonzero()[0] if loose else np.zeros(0, dtype=np.int64)
     inner = not_single[np.minimum(np.searchsorted(not_single, np.arange(n)), not_single.size - 1)] \
         if not_single.size else np.arange(n)
     kids = table.n_children[inner]
@@ -590,7 +596,9 @@ def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.
     a, b = order[1:], order[:-1]
     # (Different numbers of children can only read the same once repeated block
     # children count once, which takes at least three: [author, p, p, reply].)
-    link = (~first_of_group[1:]) & candidate[a] & candidate[b] & ((kids[a] == kids[b]) | ((kids[a] >= 3) & (kids[b] >= 3)))
+    same_kids = kids[a] == kids[b]
+    link = (~first_of_group[1:]) & candidate[a] & candidate[b] & \
+        (same_kids | ((kids[a] >= 3) & (kids[b] >= 3)) if loose else same_kids)
     member = candidate & (_run_sizes(order, link, candidate)[0] >= min_records)
     if not member.any():
         return out, np.zeros(n, dtype=np.int64), out
@@ -609,6 +617,8 @@ def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.
     child = child[np.argsort(parent[child], kind="stable")]
     same_parent = np.concatenate(([False], parent[child[1:]] == parent[child[:-1]]))
     repeat = same_parent & np.concatenate(([False], tag_code[child[1:]] == tag_code[child[:-1]]))
+    if not loose:
+        repeat[:] = False
     if repeat.any():
         block = np.fromiter((table.elements[c].tag in BLOCK_TAGS for c in child[repeat].tolist()), bool, int(repeat.sum()))
         repeat[repeat.nonzero()[0][~block]] = False
@@ -625,10 +635,10 @@ def _record_runs(table: DomTable, min_records: int = 3) -> tuple[np.ndarray, np.
     # The runs that the strict reading (the records themselves, every child) does not
     # find: one of their links joins a member read below a wrapper, or two members
     # whose full child sequences differ.
-    loose = link & ((ia != a) | (ib != b) | (full_hash[a] != full_hash[b]))
+    loose_link = link & ((ia != a) | (ib != b) | (full_hash[a] != full_hash[b]))
     relaxed = out
-    if loose.any():
-        relaxed = record & np.isin(run, run[a[loose]])
+    if loose_link.any():
+        relaxed = record & np.isin(run, run[a[loose_link]])
     return record, run, relaxed
 
 
@@ -992,7 +1002,7 @@ def _step_comment_records(w: _Work) -> None:
         first = _anchor_node(w.evidence, page.char_counts, headline, params.anchor_min_chars)
         if first is not None and not any(headline < h < first for _, h, _ in page.headings):
             starts_of_body.append(int(table.owner[first]))
-    page_records, runs, relaxed = _record_runs(table)
+    page_records, runs, relaxed = _record_runs(table, loose=params.comment_wrapped)
     if relaxed.any():
         page_records &= ~_unplaced_runs(table, page_records, runs, relaxed, w.evidence, page, headline,
                                         params.anchor_min_chars, params.comment_after_share)

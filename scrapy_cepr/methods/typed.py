@@ -127,7 +127,10 @@ class TypedParams:
     page_type: str | None = None
 
     def __post_init__(self) -> None:
-        art = ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges)
+        # The block classifier reads the strict comment records (it was trained on them;
+        # the looser reading, CEPR-Article's default, did not raise it out of fold).
+        art = ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges,
+                            comment_wrapped=False)
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(art, name))
         object.__setattr__(self, "_article", art)  # validated once, not per page
@@ -193,7 +196,7 @@ def _analyse(page: Page, article_params: ArticleParams, *, body: bool = True,
     regions = ancestor_ranges(table, nodes.keep, block_of)
     records = None
     if len(table):
-        page_records = state.records if state.records is not None else record_lists(table)
+        page_records = state.records if state.records is not None else record_lists(table, loose=False)
         records = table.covered(page_records)[table.owner]
     feats = block_features(page, nodes.h, nodes.h_smoothed, art.tau or 0.0, nodes.keep, nodes.title_index, rep,
                            regions, records, dialog)
