@@ -71,6 +71,7 @@ STAGES = [
     ("scrapy_cepr.methods.typed", "ancestor_ranges", "typed: region chain"),
     ("scrapy_cepr.methods.typed", "predict_blocks", "typed: block classifier"),
     ("scrapy_cepr.methods.typed", "assemble", "typed: assembly"),
+    ("scrapy_cepr.methods.typed", "drop_repeated", "typed: repeated lines"),
     ("scrapy_cepr.methods.typed", "text_node_extraction", "typed: extraction"),
     ("scrapy_cepr.methods.typed", "run", "typed: other"),
     ("scrapy_cepr.api", "with_confidence", "confidence"),

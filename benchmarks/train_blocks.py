@@ -197,6 +197,7 @@ ABLATION = [
     ("- region growth (CEPR-Article's subtree only)", None, {"region_threshold": 1.0}),
     ("- classifier's additions in the region", None, {"article_threshold": 1.0}),
     ("- classifier's drops in the region", None, {"article_floor": 0.0}),
+    ("- dropping repeated lines (non-article types)", None, {"drop_repeats": False}),
 ]
 
 
@@ -215,6 +216,9 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
             if ptype == "article" and proba[i][0] < params.article_confidence:
                 ptype = "other"
             keep = typed.assemble(p, r["x"], assembly or ptype, r["anc"], params)
+            predicted = PAGE_TYPES[int(np.argmax(proba[i]))]
+            if params.drop_repeats and (assembly or ptype) != "article" and predicted not in typed.AUTHORED_TYPES:
+                keep = typed.drop_repeated(keep, r["x"], r["lines"].__getitem__)
             text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
         else:
             text = ""

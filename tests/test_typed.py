@@ -12,7 +12,7 @@ from scrapy_cepr import extract
 from scrapy_cepr.core.blocks import FEATURES
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.methods import METHOD_NAMES, get_method
-from scrapy_cepr.methods.typed import MODEL_FEATURES, TypedParams, analyse, load_model
+from scrapy_cepr.methods.typed import MODEL_FEATURES, TypedParams, analyse, drop_repeated, load_model
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -170,7 +170,7 @@ def test_setpr_parameters_accepted_and_acting():
 @pytest.mark.parametrize(
     "kwargs",
     [{"threshold": 1.5}, {"article_floor": -0.1}, {"page_type": "blog"}, {"alpha": -1}, {"radius": -1},
-     {"after_story_threshold": 2}, {"headline": "no"}],
+     {"after_story_threshold": 2}, {"headline": "no"}, {"drop_repeats": "yes"}],
 )
 def test_bad_parameters(kwargs):
     with pytest.raises(ValueError):
@@ -301,3 +301,45 @@ def test_thai_story_kept_menu_and_footer_gone():
     for start in ("สภาเมืองได้จัด", "ตามแผนดังกล่าว", "ตัวแทนชาวบ้าน", "ชาวประมงบางส่วน", "กำแพงกันคลื่นแห่งนี้"):
         assert f"\n{start}" in body
     assert "หน้าแรก" not in body and "สงวนลิขสิทธิ์" not in body
+
+
+def test_product_description_printed_twice_is_kept_once():
+    """A product page that prints its description twice (a desktop tab and a mobile
+    accordion, both in the HTML): the body holds it once, as the gold of such a page
+    does; ``drop_repeats=False`` keeps what the classifier keeps."""
+    html = _html("product")
+    body = extract(html, method="cepr-typed", page_type="product").body
+    for sentence in ("A waterproof shell for wet harbour mornings", "The three-layer fabric breathes",
+                     "Underarm vents that open from either end"):
+        assert body.count(sentence) == 1
+    for boilerplate in ("Sponsored items are chosen", "Add to bag", "Privacy"):
+        assert boilerplate not in body
+    kept = extract(html, method="cepr-typed", page_type="product", drop_repeats=False).body
+    assert kept.count("A waterproof shell for wet harbour mornings") >= 1
+
+
+def _rows(words: list[float], code: list[bool]) -> np.ndarray:
+    x = np.zeros((len(words), len(FEATURES)), np.float32)
+    x[:, FEATURES.index("log_words")] = np.log1p(words)
+    x[:, FEATURES.index("in_pre")] = code
+    return x
+
+
+def test_drop_repeated_keeps_the_first_copy():
+    lines = ["Details", "A light  shell.", "Details", "a light shell.", "Not kept here", "a light shell.",
+             "} ) ;", "} ) ;", "Yes", "Yes"]
+    keep = np.array([True, True, True, True, False, True, True, True, True, True])
+    words = [1, 3, 1, 3, 3, 3, 3, 3, 1, 1]
+    code = [False] * 6 + [True, True, False, False]
+    out = drop_repeated(keep, _rows(words, code), lines.__getitem__)
+    # The second and third copies of the 3-word line go (whitespace and case do not
+    # matter); one-word lines and code lines keep their repeats; the input is not changed.
+    assert out.tolist() == [True, True, True, False, False, False, True, True, True, True]
+    assert keep.tolist()[3] is True
+
+
+def test_drop_repeated_reads_only_kept_lines():
+    read = []
+    keep = np.array([False, True, False, True])
+    out = drop_repeated(keep, _rows([4, 4, 4, 4], [False] * 4), lambda b: read.append(b) or "same words here ok")
+    assert read == [1, 3] and out.tolist() == [False, True, False, False]

@@ -40,6 +40,14 @@ model):
      ``article_confidence``) where no block reaches ``threshold`` is assembled as an
      article instead of emptied.
 
+   On the pages of the types whose main text is not one author's story or document
+   (forum, product, collection, listing, service), a kept block whose text (whitespace
+   collapsed, case folded; two words or more, code exempt) a kept block before it already
+   has is dropped (``drop_repeats``): a description printed again in a hidden tab or a
+   mobile copy, a promotion's disclaimer under every card, a post quoted in the reply.
+   In a story or a document a repeated line is the author's (a recipe's step, a code
+   sample shown for several languages) and is kept.
+
 No rule is keyed to a site, a language or class/id names. Measurements are in
 ``docs/methods.md``.
 """
@@ -48,6 +56,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from importlib import resources
@@ -70,7 +79,7 @@ from ..core.params import check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_trees
 
-__all__ = ["MODEL_FILE", "TypedParams", "analyse", "assemble", "load_model", "run"]
+__all__ = ["MODEL_FILE", "TypedParams", "analyse", "assemble", "drop_repeated", "load_model", "run"]
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +117,10 @@ class TypedParams:
         headline's heading (the title's text node) in the body, whatever the classifier
         gives it; False (default): it is the ``title`` and is not repeated in the body, as
         in CEPR-Article (step 4).
+    :param drop_repeats: on pages assembled as the other types (not ``article``) whose
+        most probable type is neither ``article`` nor ``documentation``, drop the kept
+        blocks whose text a kept block before them has (module docstring, step 5); False
+        keeps them.
     :param page_type: None (the page-type classifier decides) or one of the 7 types,
         forced.
     :raises ValueError: naming the parameter and its allowed range.
@@ -124,6 +137,7 @@ class TypedParams:
     article_confidence: float = 0.5
     after_story_threshold: float = 0.5
     headline: bool = False
+    drop_repeats: bool = True
     page_type: str | None = None
 
     def __post_init__(self) -> None:
@@ -137,8 +151,9 @@ class TypedParams:
         for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence",
                      "after_story_threshold"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
-        if not isinstance(self.headline, bool):
-            raise ValueError(f"headline must be a bool (True or False), got {self.headline!r}")
+        for name in ("headline", "drop_repeats"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool (True or False), got {getattr(self, name)!r}")
         if self.page_type is not None and self.page_type not in PAGE_TYPES:
             raise ValueError(f"page_type must be None or one of {', '.join(PAGE_TYPES)}; got {self.page_type!r}")
 
@@ -245,6 +260,32 @@ def assemble(p: np.ndarray, x: np.ndarray, page_type: str, regions: np.ndarray |
     return keep & ((p >= params.article_threshold) | (article_kept & (p >= params.article_floor)))
 
 
+#: Assemblies whose kept blocks keep their repeated lines: one author's story or document.
+AUTHORED_TYPES = frozenset({"article", "documentation"})
+#: A kept block shorter than this many words (as :func:`~scrapy_cepr.core.text.text_measures`
+#: counts them) keeps its repeats: "Yes", "Reply", a one-word heading.
+REPEAT_MIN_WORDS = 2
+
+
+def drop_repeated(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str]) -> np.ndarray:
+    """*keep* (bool ``(B,)``) without the kept blocks whose text a kept block before them
+    already has: whitespace collapsed and case folded, blocks of at least
+    :data:`REPEAT_MIN_WORDS` words (read from *x* ``(B, F)``) outside code (``in_pre``);
+    ``line(b)`` gives block *b*'s text (only kept blocks are read). A new array."""
+    col = FEATURES.index
+    words = np.expm1(x[:, col("log_words")].astype(np.float64))
+    candidates = keep & (words >= REPEAT_MIN_WORDS - 1e-3) & (x[:, col("in_pre")] < 0.5)
+    out = keep.copy()
+    seen: set[str] = set()
+    for b in np.flatnonzero(candidates).tolist():
+        text = " ".join(line(b).split()).casefold()
+        if text in seen:
+            out[b] = False
+        else:
+            seen.add(text)
+    return out
+
+
 #: Rows × trees per prediction chunk of :func:`predict_blocks`.
 PREDICT_CELLS = 1 << 16
 
@@ -322,6 +363,9 @@ def run(page: Page, params: TypedParams) -> Extraction:
         # Most probably an article, yet no block reaches ``threshold``: CEPR-Article's
         # story, assembled as an article, rather than an empty page.
         keep_blocks = assemble(p, feats.x, "article", regions, params)
+    elif params.drop_repeats and assembly != "article" and ptype not in AUTHORED_TYPES:
+        texts, starts, ends = page.texts, feats.starts, feats.ends
+        keep_blocks = drop_repeated(keep_blocks, feats.x, lambda b: " ".join(texts[starts[b]:ends[b]]))
     if ptype == "article":
         if params.headline:  # the headline's heading in the body, whatever its probability
             keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
