@@ -272,7 +272,14 @@ def test_two_distributed_crawlers_give_the_same_counts(redis_url, tmp_path):
         assert code == 0, log[-3000:]
     items1 = [i for _, _, out in first for i in _items(out)]
     items2 = [i for _, _, out in second for i in _items(out)]
-    assert fetched1 == sorted([*STATE1_ARTICLES, "/news/s8?utm_source=rss"])
+    # s8 is linked under two URLs (the feed's adds ?utm_source=rss, its page declares the
+    # canonical one). One crawler alone fetches both, as the single-crawler test shows;
+    # with two, which copy is fetched first is a race, and a crawler that finds the
+    # canonical URL already exported in the shared state does not fetch the other copy.
+    assert sorted({urlparse(u).path for u in fetched1}) == sorted(STATE1_ARTICLES)
+    assert set(fetched1) - {"/news/s8"} == {*STATE1_ARTICLES, "/news/s8?utm_source=rss"} - {"/news/s8"} \
+        or set(fetched1) - {"/news/s8?utm_source=rss"} == set(STATE1_ARTICLES)
+    assert len(fetched1) == len(set(fetched1))  # nothing fetched twice
     assert _paths(items1) == sorted(STATE1_ARTICLES)  # sorted lists: nothing twice
     assert fetched2 == sorted(STATE2_EXPORTED)
     assert _paths(items2) == sorted(STATE2_EXPORTED)
