@@ -52,7 +52,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from treemodel import lightgbm_to_spec, write_spec
 
-from scrapy_cepr.core.article import ArticleParams
 from scrapy_cepr.core.blocks import FEATURES, PAGE_TYPES, with_page_type
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.evaluation import (
@@ -119,7 +118,7 @@ def build_cache(wcxb_dir: str, aeb_dir: str, path: Path, plain: bool = False) ->
         with path.open("rb") as fh:
             return pickle.load(fh)
     rows = []
-    params = ArticleParams()
+    params = typed.TypedParams().article_params()  # CEPR-Article's parameters as cepr-typed runs it
     t0 = time.time()
     for k, (corpus, pid, html, url, gold, ptype, group) in enumerate(_pages(wcxb_dir, aeb_dir)):
         page = Page.from_html(plain_page(html), url=None) if plain else Page.from_html(html, url=url)
