@@ -9,7 +9,6 @@ Owned by neither :class:`~scrapy_cepr.middlewares.CEPRSpiderMiddleware` nor
 
 from __future__ import annotations
 
-import codecs
 import logging
 import weakref
 from collections import OrderedDict
@@ -20,6 +19,7 @@ from itemadapter import ItemAdapter
 from scrapy.http import HtmlResponse, Response, TextResponse
 from w3lib.encoding import resolve_encoding
 
+from .core.page import is_utf8
 from .settings import CEPRConfig
 from .transport import HtmlBytes
 
@@ -93,23 +93,10 @@ def _detect_encoding(body: bytes, default: str, detect: Any) -> str | None:
     check itself)."""
     if default == "ascii" and body.isascii():
         return resolve_encoding("ascii")
-    if default == "ascii" and _is_utf8(body):
+    if default == "ascii" and is_utf8(body):
         return resolve_encoding("utf-8")
     found = detect(body)
     return found if isinstance(found, str) else None
-
-
-def _is_utf8(body: bytes, piece: int = 1 << 16) -> bool:
-    """Whether *body* is valid UTF-8 (strict, as ``body.decode("utf-8")``)."""
-    decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    view = memoryview(body)
-    try:
-        for start in range(0, len(body), piece):
-            decoder.decode(view[start:start + piece])
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def page_ref(response: Response, max_html_bytes: int = 0) -> PageRef:

@@ -616,9 +616,8 @@ def _record_runs(table: DomTable, min_records: int = 3, *, loose: bool = True) -
     # reads [div, p, div]); inline children (a paragraph's links) all count.
     child = child[np.argsort(parent[child], kind="stable")]
     same_parent = np.concatenate(([False], parent[child[1:]] == parent[child[:-1]]))
-    repeat = same_parent & np.concatenate(([False], tag_code[child[1:]] == tag_code[child[:-1]]))
-    if not loose:
-        repeat[:] = False
+    repeat = same_parent & np.concatenate(([False], tag_code[child[1:]] == tag_code[child[:-1]])) if loose \
+        else np.zeros(child.size, dtype=bool)
     if repeat.any():
         block = np.fromiter((table.elements[c].tag in BLOCK_TAGS for c in child[repeat].tolist()), bool, int(repeat.sum()))
         repeat[repeat.nonzero()[0][~block]] = False

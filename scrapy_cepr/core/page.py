@@ -20,6 +20,7 @@ is not displayed; its ``<title>`` is kept aside for the title search.
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 import re
@@ -97,17 +98,31 @@ def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     return data.decode("utf-8", "replace")  # not reached: UTF-8 with "replace" never fails
 
 
+def is_utf8(data: bytes, piece: int = 1 << 16) -> bool:
+    """Whether *data* is valid UTF-8 (strict, as ``data.decode("utf-8")``), checked in
+    *piece*-byte pieces whose text is dropped at once (a whole page decoded into one
+    ``str`` costs more in memory traffic than the check itself).
+
+    >>> is_utf8("café".encode()), is_utf8("café".encode("cp1252"))
+    (True, False)
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), piece):
+            decoder.decode(view[start:start + piece])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _detect_encoding(data: bytes) -> str | None:
     """The encoding of undeclared page bytes (w3lib's ``auto_detect_fun``, called only when
     no BOM, header or ``<meta>`` names one): None (UTF-8, w3lib's default) when they are
     ASCII or valid UTF-8, else charset-normalizer's best guess (None when it has none)."""
-    if data.isascii():
+    if data.isascii() or is_utf8(data):
         return None
-    try:
-        data.decode("utf-8")
-        return None
-    except UnicodeDecodeError:
-        pass
     from charset_normalizer import from_bytes
 
     match = from_bytes(data).best()

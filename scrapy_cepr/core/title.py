@@ -51,9 +51,6 @@ from .text import drop_invisible
 __all__ = ["drop_site_name", "page_name", "pick_title", "site_names", "strip_site_name"]
 
 _SEPARATORS = re.compile(r"\s+(?:[|\-–—:»·•]|::|//)\s+")
-# The parts of a page name: also "Thread / Board" (page_name only: strip_site_name, which
-# the headings are matched against, keeps its longest part).
-_NAME_SEPARATORS = re.compile(r"\s+(?:[|\-–—:»·•/]|::|//)\s+")
 _SEPARATORS_KEPT = re.compile(r"(\s+(?:[|\-–—:»·•/]|::|//)\s+)")
 _MIN_MATCH = 80.0
 _SENTENCE_END = set("?!.)]}\"'’”»")
@@ -237,7 +234,9 @@ def page_name(title: str, names: set[str]) -> str:
     'Storm hits the coast'
     """
     rest = drop_site_name(title, names) if names else title
-    first = _NAME_SEPARATORS.split(rest)[0].strip()
+    # (Also at " / ", "Thread / Board"; strip_site_name, which the headings are matched
+    # against, does not split there.)
+    first = _SEPARATORS_KEPT.split(rest)[0].strip()
     return first or rest
 
 
