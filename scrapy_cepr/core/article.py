@@ -129,7 +129,8 @@ from .setpr import PAPER_ALPHA, CEPRParams, histogram
 from .threshold import std_threshold
 from .title import pick_title
 
-__all__ = ["ArticleParams", "ArticleState", "NON_ARTICLE_TAGS", "analyse", "body_evidence", "body_subtree", "run"]
+__all__ = ["ArticleParams", "ArticleState", "NON_ARTICLE_TAGS", "analyse", "body_evidence", "body_subtree", "run",
+           "thread_records"]
 
 logger = logging.getLogger(__name__)
 
@@ -653,6 +654,19 @@ def _sequence_hash(n: int, parent: np.ndarray, child: np.ndarray, same_parent: n
     out = np.zeros(n, dtype=np.uint64)
     np.add.at(out, parent[child], weight)
     return out
+
+
+def thread_records(table: DomTable, page: Page, evidence: np.ndarray, headline: int | None,
+                   params: ArticleParams) -> np.ndarray:
+    """The comment records that only the looser reading of :func:`record_lists` finds
+    (below single-child wrappers, repeated block children counted once) and that sit where
+    a thread sits (step 8, :func:`_unplaced_runs`): bool ``(E,)``. *evidence* is step 1's
+    body evidence (``(N,)``), *headline* the headline's text node or None."""
+    record, run, relaxed = _record_runs(table)
+    if not relaxed.any():
+        return relaxed
+    return relaxed & ~_unplaced_runs(table, record, run, relaxed, evidence, page, headline,
+                                     params.anchor_min_chars, params.comment_after_share)
 
 
 def _unplaced_runs(table: DomTable, record: np.ndarray, run: np.ndarray, relaxed: np.ndarray, evidence: np.ndarray,
