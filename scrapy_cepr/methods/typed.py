@@ -31,7 +31,9 @@ model):
      mostly content (the parts of a story cut into sections, or split by an ad). Inside
      it, blocks with ``p ≥ article_threshold`` are kept, and the blocks CEPR-Article kept
      unless ``p < article_floor`` (an image credit, a gallery's "Close"). Teasers,
-     comments and sidebars outside the chosen subtree are never kept. A page where
+     comments and sidebars outside the chosen subtree are never kept; a comment thread
+     that only CEPR-Article's looser reading of the comment records finds (wrapped
+     records, none of them holding a heading) is dropped too (``drop_threads``). A page where
      CEPR-Article keeps nothing is assembled as the other types;
    * *forum, product, collection, listing, documentation, service*: every block with
      ``p ≥ threshold`` (posts, cards, specification tables, all sections of a document;
