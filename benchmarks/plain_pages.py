@@ -21,7 +21,10 @@ F1, WCXB with its word F1 (all pages and articles). Nothing is written; the page
 read in place.
 
     CEPR_BENCHMARK_DIR=… PYTHONPATH=$PWD python benchmarks/plain_pages.py \\
-        [--methods cepr-typed,cepr-article] [--wcxb $CEPR_WCXB_DIR] [--limit N]
+        [--methods cepr-typed,cepr-article] [--wcxb $CEPR_WCXB_DIR] [--limit N] [--per-page FILE]
+
+``--per-page FILE`` also writes one row per page and method (TSV: corpus, page id, page
+type, method, F1 as served, F1 as a plain page), for paired before/after comparisons.
 """
 
 from __future__ import annotations
@@ -49,12 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wcxb", help="also WCXB dev pages (directory)")
     parser.add_argument("--methods", default="cepr-typed,cepr-article")
     parser.add_argument("--limit", type=int, default=0, help="first N pages of each corpus")
+    parser.add_argument("--per-page", help="write per-page F1 (TSV) to this file")
     args = parser.parse_args(argv)
     if not args.corpus:
         parser.error(f"no corpus: set {CORPUS_ENV} or pass --corpus")
     methods = args.methods.split(",")
 
     counts: dict[tuple[str, str], list] = defaultdict(list)
+    rows: list[tuple[str, str, str, str, float, float]] = []
     types: Counter[str] = Counter()
     for n, s in enumerate(load_corpus(args.corpus)):
         if args.limit and n >= args.limit:
@@ -64,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             counts[(m, "served")].append(benchmark_counts(extract(s.html, url=s.url, method=m).body, s.gold_body))
             got = extract(plain, method=m)
             counts[(m, "plain")].append(benchmark_counts(got.body, s.gold_body))
+            served_f1, plain_f1 = (benchmark_summary(counts[(m, h)][-1:])["f1"] for h in ("served", "plain"))
+            rows.append(("aeb", s.id, "article", m, served_f1, plain_f1))
             if m == "cepr-typed":
                 types[got.page_type or "none"] += 1
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1)")
@@ -85,11 +92,17 @@ def main(argv: list[str] | None = None) -> int:
                     f1[(m, how, "all")].append(score)
                     if w.page_type == "article":
                         f1[(m, how, "article")].append(score)
+                rows.append(("wcxb", w.id, w.page_type, m, f1[(m, "served", "all")][-1], f1[(m, "plain", "all")][-1]))
         print(f"\nWCXB dev, {len(f1[(methods[0], 'served', 'all')])} pages (word F1)")
         print("| method | all, as served | all, plain | articles, as served | articles, plain |\n|---|---|---|---|---|")
         for m in methods:
             cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in ("served", "plain"))]
             print(f"| {m} | " + " | ".join(f"{c:.4f}" for c in cells) + " |")
+    if args.per_page:
+        with open(args.per_page, "w", encoding="utf-8") as out:
+            out.write("corpus\tpage\tpage_type\tmethod\tserved_f1\tplain_f1\n")
+            for row in rows:
+                out.write("\t".join(row[:4]) + f"\t{row[4]:.4f}\t{row[5]:.4f}\n")
     return 0
 
 

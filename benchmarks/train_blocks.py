@@ -122,16 +122,18 @@ def build_cache(wcxb_dir: str, aeb_dir: str, path: Path, plain: bool = False) ->
     t0 = time.time()
     for k, (corpus, pid, html, url, gold, ptype, group) in enumerate(_pages(wcxb_dir, aeb_dir)):
         page = Page.from_html(plain_page(html), url=None) if plain else Page.from_html(html, url=url)
-        art, feats, anc = typed.analyse(page, params)
+        state, art, feats, anc = typed._analyse(page, params)
         if feats is None or len(feats) == 0:
             lines, x = [], np.zeros((0, len(FEATURES)), np.float32)
             starts = ends = np.zeros(0, np.int64)
+            thread = np.zeros(0, bool)
         else:
             starts, ends, x = feats.starts, feats.ends, feats.x
             lines = [" ".join(page.texts[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+            thread = typed._thread_blocks(page, state, art, feats, params)
         lab, words = labels(lines, gold)
         rows.append({"corpus": corpus, "id": pid, "type": ptype, "group": group, "gold": gold, "lines": lines, "x": x,
-                         "y": lab, "words": words, "article": art.body, "anc": anc})
+                         "y": lab, "words": words, "article": art.body, "anc": anc, "thread": thread})
         if k % 200 == 0:
             print(f"  cached {k} pages, {time.time() - t0:.0f}s", file=sys.stderr)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -197,6 +199,7 @@ ABLATION = [
     ("- classifier's additions in the region", None, {"article_threshold": 1.0}),
     ("- classifier's drops in the region", None, {"article_floor": 0.0}),
     ("- dropping repeated lines (non-article types)", None, {"drop_repeats": False}),
+    ("- dropping wrapped comment threads (articles)", None, {"drop_threads": False}),
 ]
 
 
@@ -218,6 +221,8 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
             predicted = PAGE_TYPES[int(np.argmax(proba[i]))]
             if params.drop_repeats and (assembly or ptype) != "article" and predicted not in typed.AUTHORED_TYPES:
                 keep = typed.drop_repeated(keep, r["x"], r["lines"].__getitem__)
+            if params.drop_threads and (assembly or ptype) == "article":
+                keep = keep & ~r["thread"]
             text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
         else:
             text = ""

@@ -170,7 +170,7 @@ def test_setpr_parameters_accepted_and_acting():
 @pytest.mark.parametrize(
     "kwargs",
     [{"threshold": 1.5}, {"article_floor": -0.1}, {"page_type": "blog"}, {"alpha": -1}, {"radius": -1},
-     {"after_story_threshold": 2}, {"headline": "no"}, {"drop_repeats": "yes"}],
+     {"after_story_threshold": 2}, {"headline": "no"}, {"drop_repeats": "yes"}, {"drop_threads": 1}],
 )
 def test_bad_parameters(kwargs):
     with pytest.raises(ValueError):
@@ -343,3 +343,42 @@ def test_drop_repeated_reads_only_kept_lines():
     keep = np.array([False, True, False, True])
     out = drop_repeated(keep, _rows([4, 4, 4, 4], [False] * 4), lambda b: read.append(b) or "same words here ok")
     assert read == [1, 3] and out.tolist() == [False, True, False, False]
+
+
+def _thread_texts(html: str) -> set[str]:
+    from scrapy_cepr.core.article import ArticleParams, body_evidence, thread_records
+    from scrapy_cepr.core.article import analyse as article_analyse
+
+    page = Page.from_html(html)
+    params = ArticleParams(comment_wrapped=False)
+    state = article_analyse(page, params)
+    assert state.table is not None and state.extraction.nodes is not None
+    evidence = body_evidence(state.extraction.nodes.h_smoothed, state.extraction.tau or 0.0, page.in_link,
+                             params.content_level)
+    thread = thread_records(state.table, page, evidence, state.headline, params)
+    covered = state.table.covered(thread)[state.table.owner]
+    return {page.texts[i] for i in covered.nonzero()[0]}
+
+
+def test_wrapped_thread_of_a_plain_page_found_and_dropped():
+    """A plain page (no HTML5 sectioning, no declarations): a reader thread of wrapped
+    records ``li > div > (div, div)`` below the story is found by the looser reading of
+    the comment records (one child per ``li``, so not by the strict one) and its blocks
+    are dropped by the article assembly (``drop_threads``)."""
+    html = _html("plain_thread")
+    texts = _thread_texts(html)
+    assert {"Marta", "Joe", "Anna", "Peter"} <= texts
+    assert not any("flood gates" in t for t in texts)
+    for drop in (True, False):
+        body = extract(html, method="cepr-typed", page_type="article", drop_threads=drop).body
+        assert "The project cost more than the original estimate" in body
+        assert "I live two streets from the river" not in body
+
+
+def test_wrapped_records_with_headings_are_no_thread():
+    """The same records, each introduced by a heading (``h4``), are a page's sections or
+    cards, not a reader thread (step 8's ``comment_headed``): the looser reading keeps
+    them (on a plain page a story's sections are such wrapped records)."""
+    html = _html("plain_thread").replace("<span><a", "<h4><a").replace("</a></span>", "</a></h4>")
+    assert "<h4>" in html
+    assert _thread_texts(html) == set()

@@ -129,7 +129,8 @@ from .setpr import PAPER_ALPHA, CEPRParams, histogram
 from .threshold import std_threshold
 from .title import pick_title
 
-__all__ = ["ArticleParams", "ArticleState", "NON_ARTICLE_TAGS", "analyse", "body_evidence", "body_subtree", "run"]
+__all__ = ["ArticleParams", "ArticleState", "NON_ARTICLE_TAGS", "analyse", "body_evidence", "body_subtree", "run",
+           "thread_records"]
 
 logger = logging.getLogger(__name__)
 
@@ -653,6 +654,30 @@ def _sequence_hash(n: int, parent: np.ndarray, child: np.ndarray, same_parent: n
     out = np.zeros(n, dtype=np.uint64)
     np.add.at(out, parent[child], weight)
     return out
+
+
+def thread_records(table: DomTable, page: Page, evidence: np.ndarray, headline: int | None,
+                   params: ArticleParams) -> np.ndarray:
+    """The comment records that only the looser reading of :func:`record_lists` finds
+    (below single-child wrappers, repeated block children counted once) and that sit where
+    a thread sits (step 8, :func:`_unplaced_runs`), without the runs whose records hold a
+    heading when ``params.comment_headed``: bool ``(E,)``. *evidence* is step 1's
+    body evidence (``(N,)``), *headline* the headline's text node or None."""
+    record, run, relaxed = _record_runs(table)
+    if not relaxed.any():
+        return relaxed
+    thread = relaxed & ~_unplaced_runs(table, record, run, relaxed, evidence, page, headline,
+                                       params.anchor_min_chars, params.comment_after_share)
+    if params.comment_headed:
+        # As in step 8 (:func:`_story_records`): records that hold a heading (h1–h6) are
+        # the sections or cards of the page, each introducing its own text, not the
+        # records of a reader's thread; on a page without HTML5's sectioning elements a
+        # story's sections are such wrapped records.
+        for r in np.unique(run[thread]).tolist():
+            members = (thread & (run == r)).nonzero()[0]
+            if any(next(table.elements[int(e)].iter(*_HEADINGS), None) is not None for e in members.tolist()):
+                thread[members] = False
+    return thread
 
 
 def _unplaced_runs(table: DomTable, record: np.ndarray, run: np.ndarray, relaxed: np.ndarray, evidence: np.ndarray,

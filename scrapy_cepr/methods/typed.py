@@ -31,7 +31,9 @@ model):
      mostly content (the parts of a story cut into sections, or split by an ad). Inside
      it, blocks with ``p ≥ article_threshold`` are kept, and the blocks CEPR-Article kept
      unless ``p < article_floor`` (an image credit, a gallery's "Close"). Teasers,
-     comments and sidebars outside the chosen subtree are never kept. A page where
+     comments and sidebars outside the chosen subtree are never kept; a comment thread
+     that only CEPR-Article's looser reading of the comment records finds (wrapped
+     records, none of them holding a heading) is dropped too (``drop_threads``). A page where
      CEPR-Article keeps nothing is assembled as the other types;
    * *forum, product, collection, listing, documentation, service*: every block with
      ``p ≥ threshold`` (posts, cards, specification tables, all sections of a document;
@@ -63,7 +65,14 @@ from importlib import resources
 
 import numpy as np
 
-from ..core.article import ArticleParams, ArticleState, record_lists, repeated_lines
+from ..core.article import (
+    ArticleParams,
+    ArticleState,
+    body_evidence,
+    record_lists,
+    repeated_lines,
+    thread_records,
+)
 from ..core.article import analyse as article_analyse
 from ..core.blocks import (
     FEATURES,
@@ -121,6 +130,10 @@ class TypedParams:
         most probable type is neither ``article`` nor ``documentation``, drop the kept
         blocks whose text a kept block before them has (module docstring, step 5); False
         keeps them.
+    :param drop_threads: on pages assembled as an article, drop the blocks of a comment
+        thread that only CEPR-Article's looser reading of the comment records finds
+        (:func:`~scrapy_cepr.core.article.thread_records`; the block classifier reads the
+        strict records); False keeps them.
     :param page_type: None (the page-type classifier decides) or one of the 7 types,
         forced.
     :raises ValueError: naming the parameter and its allowed range.
@@ -138,6 +151,7 @@ class TypedParams:
     after_story_threshold: float = 0.5
     headline: bool = False
     drop_repeats: bool = True
+    drop_threads: bool = True
     page_type: str | None = None
 
     def __post_init__(self) -> None:
@@ -151,7 +165,7 @@ class TypedParams:
         for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence",
                      "after_story_threshold"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
-        for name in ("headline", "drop_repeats"):
+        for name in ("headline", "drop_repeats", "drop_threads"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {getattr(self, name)!r}")
         if self.page_type is not None and self.page_type not in PAGE_TYPES:
@@ -260,6 +274,22 @@ def assemble(p: np.ndarray, x: np.ndarray, page_type: str, regions: np.ndarray |
     return keep & ((p >= params.article_threshold) | (article_kept & (p >= params.article_floor)))
 
 
+def _thread_blocks(page: Page, state: ArticleState, art: Extraction, feats: BlockFeatures,
+                   article_params: ArticleParams) -> np.ndarray:
+    """The display blocks (bool ``(B,)``) inside a comment thread that only CEPR-Article's
+    looser reading of the records finds (:func:`~scrapy_cepr.core.article.thread_records`:
+    a blog engine's wrapped comments below the story)."""
+    nodes, table = art.nodes, state.table
+    if nodes is None or table is None:
+        return np.zeros(feats.starts.size, dtype=bool)
+    evidence = body_evidence(nodes.h_smoothed, art.tau or 0.0, page.in_link, article_params.content_level)
+    thread = thread_records(table, page, evidence, state.headline, article_params)
+    if not thread.any():
+        return np.zeros(feats.starts.size, dtype=bool)
+    in_thread = table.covered(thread)[table.owner]
+    return np.logical_or.reduceat(in_thread, feats.starts)
+
+
 #: Assemblies whose kept blocks keep their repeated lines: one author's story or document.
 AUTHORED_TYPES = frozenset({"article", "documentation"})
 #: A kept block shorter than this many words (as :func:`~scrapy_cepr.core.text.text_measures`
@@ -366,6 +396,8 @@ def run(page: Page, params: TypedParams) -> Extraction:
     elif params.drop_repeats and assembly != "article" and ptype not in AUTHORED_TYPES:
         texts, starts, ends = page.texts, feats.starts, feats.ends
         keep_blocks = drop_repeated(keep_blocks, feats.x, lambda b: " ".join(texts[starts[b]:ends[b]]))
+    if assembly == "article" and params.drop_threads and state.table is not None and len(state.table):
+        keep_blocks &= ~_thread_blocks(page, state, art, feats, params.article_params())
     if ptype == "article":
         if params.headline:  # the headline's heading in the body, whatever its probability
             keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
