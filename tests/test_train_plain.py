@@ -100,9 +100,11 @@ def test_pagetype_bag_of_one_is_one_booster():
 def test_pagetype_class_weights_balance_by_square_root():
     # 16 articles, 4 forum posts, 1 product page: weights sqrt(16/16), sqrt(16/4), sqrt(16/1).
     y = np.array([0] * 16 + [1] * 4 + [2])
-    w = train_pagetype.class_weights(y)
+    w = train_pagetype.class_weights(y, power=0.5)
     assert w.shape == y.shape
     np.testing.assert_allclose(w[:16], 1.0)
     np.testing.assert_allclose(w[16:20], 2.0)
     np.testing.assert_allclose(w[20], 4.0)
-    np.testing.assert_allclose(train_pagetype.class_weights(y, power=0.0), 1.0)
+    # The default (CLASS_WEIGHT_POWER = 0, as the shipped model was trained): unweighted.
+    assert train_pagetype.CLASS_WEIGHT_POWER == 0.0
+    np.testing.assert_allclose(train_pagetype.class_weights(y), 1.0)
