@@ -21,7 +21,9 @@ out-of-fold accuracy on these *real* plain copies is reported beside the one on 
 feature-row copies of :func:`as_plain_page` (each copy is scored by the fold model that
 did not see its page). ``--augment-plain`` also trains on the real plain copies (weight
 :data:`PLAIN_PAGE_WEIGHT`, in the fold of their page), besides the feature-row copies.
-``--seed`` sets LightGBM's seed (default: the shipped one).
+``--seed`` sets LightGBM's seed (default: the shipped one); ``--bag K`` trains K boosters
+(seeds SEED … SEED + K − 1) and averages their raw scores, in the folds and in the
+exported file (default 1).
 
 LightGBM parameters are small and deterministic (``deterministic=True``,
 ``num_threads=1``, fixed seed), so two runs write the same file.
@@ -73,6 +75,11 @@ PARAMS = {
     "verbose": -1,
 }
 ROUNDS = 180
+#: Boosters per model (``--bag``; seeds ``seed`` … ``seed + BAG - 1``, raw scores
+#: averaged). One: a bag of three measured +0.001 against the single boosters of the
+#: same first seeds for three times the file (docs/measurements.md, "Page type: seed
+#: bags"); ``--bag 3`` is for comparing changes with less seed noise.
+BAG = 1
 FOLDS = 5
 
 
@@ -195,30 +202,80 @@ def as_plain_page(X: np.ndarray) -> np.ndarray:
     return X
 
 
+#: Each training page weighs (largest class's pages / its class's pages) ** this
+#: (``--class-weight-power``). 0: the square root (0.5) raised the accuracy without a
+#: URL (0.822 -> 0.833, seeds 3-5) but read fewer plain AEB pages as articles (173 ->
+#: 165 of 181, seed 4): docs/measurements.md, "Page type: what did not hold".
+CLASS_WEIGHT_POWER = 0.0
+
+
+def class_weights(y: np.ndarray, power: float = CLASS_WEIGHT_POWER) -> np.ndarray:
+    """The weight of each page of labels *y* (indices of PAGE_TYPES): (largest class's
+    count / its class's count) ** *power*, from the counts in *y* (a fold's training
+    pages); shape ``(len(y),)``, 1 for the largest class."""
+    counts = np.bincount(y, minlength=len(PAGE_TYPES)).astype(float)
+    per_class = (counts.max() / np.maximum(counts, 1.0)) ** power
+    return per_class[y]
+
+
+class Bag:
+    """*k* boosters of the same data and parameters with seeds *seed* … *seed* + *k* − 1,
+    read as one model: the softmax of their mean raw score (what the exported file
+    computes, :func:`bag_spec`)."""
+
+    def __init__(self, boosters: list) -> None:
+        self.boosters = boosters
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities, shape ``(len(X), len(PAGE_TYPES))``."""
+        raw = np.mean([b.predict(X, raw_score=True) for b in self.boosters], axis=0)
+        raw = raw - raw.max(axis=1, keepdims=True)
+        e = np.exp(raw)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def feature_importance(self, kind: str) -> np.ndarray:
+        return np.sum([b.feature_importance(kind) for b in self.boosters], axis=0)
+
+
+def bag_spec(bag: Bag) -> dict:
+    """One tree file for the bag: every booster's trees, leaf values divided by the
+    number of boosters (the raw score is their mean)."""
+    specs = [lightgbm_to_spec(b, feature_names=list(FEATURE_NAMES), class_names=list(PAGE_TYPES), leaf_digits=4)
+             for b in bag.boosters]
+    k = len(specs)
+    spec = specs[0]
+    spec["trees"] = [{**t, "leaf": [float(f"{v / k:.4g}") for v in t["leaf"]]} for sp in specs for t in sp["trees"]]
+    return spec
+
+
 def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS, plain: np.ndarray | None = None,
-          seed: int | None = None):
-    """A booster trained on *X*, on a copy of *X* without URLs (the page type must
+          seed: int | None = None, bag: int = BAG, class_power: float | None = None) -> Bag:
+    """A :class:`Bag` of *bag* boosters (seeds *seed*, *seed* + 1 …) trained on *X*, on a
+    copy of *X* without URLs (the page type must
     work for ``extract(html)`` without a URL as well) and on a copy as plain pages
     (:func:`as_plain_page`: the type must not rest on what only modern templates
     declare). *plain*: the rows of the same pages rewritten as plain pages
     (``load_rows(..., plain=True)``), trained on too with weight
-    :data:`PLAIN_PAGE_WEIGHT`. *seed*: LightGBM's seed (default ``PARAMS["seed"]``)."""
+    :data:`PLAIN_PAGE_WEIGHT`. Every row is also weighted by its class
+    (:func:`class_weights`, power *class_power*, default :data:`CLASS_WEIGHT_POWER`). *seed*: LightGBM's first seed (default ``PARAMS["seed"]``)."""
     import lightgbm as lgb
 
     parts, weights = [X, without_url(X), as_plain_page(X)], [1.0, 1.0, PLAIN_PAGE_WEIGHT]
     if plain is not None:
         parts.append(plain)
         weights.append(PLAIN_PAGE_WEIGHT)
-    weight = np.concatenate([np.full(len(y), w) for w in weights])
+    weight = np.concatenate([np.full(len(y), w) for w in weights]) * np.tile(
+        class_weights(y, CLASS_WEIGHT_POWER if class_power is None else class_power), len(parts))
     X, y = np.vstack(parts), np.concatenate([y] * len(parts))
     dataset = lgb.Dataset(X, y, weight=weight, feature_name=list(FEATURE_NAMES), free_raw_data=False)
-    params = PARAMS if seed is None else {**PARAMS, "seed": seed}
-    return lgb.train(params, dataset, num_boost_round=rounds)
+    first = PARAMS["seed"] if seed is None else seed
+    return Bag([lgb.train({**PARAMS, "seed": first + i}, dataset, num_boost_round=rounds) for i in range(bag)])
 
 
 def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS,
                    plain: np.ndarray | None = None, augment: bool = False,
-                   seed: int | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+                   seed: int | None = None, bag: int = BAG,
+                   class_power: float | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Out-of-fold class probabilities, folds grouped by *groups*. With *plain* (rows of
     the same pages as plain pages): ``(proba, proba of the plain rows)``, each plain row
     scored by the model of its page's fold; *augment*: the fold models are trained on
@@ -229,7 +286,8 @@ def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int 
     proba_plain = np.zeros((len(y), len(PAGE_TYPES)))
     for train_idx, test_idx in GroupKFold(n_splits=FOLDS).split(X, y, groups):
         extra = plain[train_idx] if plain is not None and augment else None
-        booster = train(X[train_idx], y[train_idx], rounds, plain=extra, seed=seed)
+        booster = train(X[train_idx], y[train_idx], rounds, plain=extra, seed=seed, bag=bag,
+                        class_power=class_power)
         proba[test_idx] = booster.predict(X[test_idx])
         if plain is not None:
             proba_plain[test_idx] = booster.predict(plain[test_idx])
@@ -237,7 +295,8 @@ def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int 
 
 
 def cross_validate_both(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS,
-                        plain: np.ndarray | None = None, augment: bool = False, seed: int | None = None):
+                        plain: np.ndarray | None = None, augment: bool = False, seed: int | None = None,
+                        bag: int = BAG, class_power: float | None = None):
     """Out-of-fold probabilities with the URL features, without them, of the pages as
     plain pages by :func:`as_plain_page` and, with *plain*, of the real plain copies
     (zeros without); *augment* as in :func:`cross_validate`."""
@@ -246,7 +305,8 @@ def cross_validate_both(X: np.ndarray, y: np.ndarray, groups: list[str], rounds:
     with_url, no_url, proxy, real = (np.zeros((len(y), len(PAGE_TYPES))) for _ in range(4))
     for train_idx, test_idx in GroupKFold(n_splits=FOLDS).split(X, y, groups):
         extra = plain[train_idx] if plain is not None and augment else None
-        booster = train(X[train_idx], y[train_idx], rounds, plain=extra, seed=seed)
+        booster = train(X[train_idx], y[train_idx], rounds, plain=extra, seed=seed, bag=bag,
+                        class_power=class_power)
         with_url[test_idx] = booster.predict(X[test_idx])
         no_url[test_idx] = booster.predict(without_url(X[test_idx]))
         proxy[test_idx] = booster.predict(as_plain_page(X[test_idx]))
@@ -266,7 +326,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-export", action="store_true", help="only cross-validate")
     parser.add_argument("--augment-plain", action="store_true",
                         help="also train on every page rewritten as a plain page (evaluation.plain_page, no URL)")
-    parser.add_argument("--seed", type=int, default=PARAMS["seed"], help=f"LightGBM seed (default {PARAMS['seed']})")
+    parser.add_argument("--seed", type=int, default=PARAMS["seed"],
+                        help=f"LightGBM's first seed (default {PARAMS['seed']})")
+    parser.add_argument("--bag", type=int, default=BAG,
+                        help=f"boosters per model, seeds SEED, SEED+1 ... (default {BAG}; 1: one booster)")
+    parser.add_argument("--class-weight-power", type=float, default=CLASS_WEIGHT_POWER,
+                        help="weight each page by (largest class / its class) ** this "
+                             f"(default {CLASS_WEIGHT_POWER}: unweighted)")
     args = parser.parse_args(argv)
     if not args.wcxb:
         parser.error(f"no WCXB directory: set {WCXB_ENV} or pass --wcxb")
@@ -287,10 +353,12 @@ def main(argv: list[str] | None = None) -> int:
     proba_real = np.zeros((len(y), len(PAGE_TYPES)))
     proba[train_rows], proba_no_url[train_rows], proba_plain[train_rows], proba_real[train_rows] = cross_validate_both(
         X[train_rows], y[train_rows], [g for g, k in zip(groups, train_rows) if k], args.rounds,
-        plain=X_plain[train_rows], augment=args.augment_plain, seed=args.seed)
+        plain=X_plain[train_rows], augment=args.augment_plain, seed=args.seed, bag=args.bag,
+        class_power=args.class_weight_power)
     if not args.with_aeb and is_aeb.any():
         booster = train(X[is_wcxb], y[is_wcxb], args.rounds, plain=X_plain[is_wcxb] if args.augment_plain else None,
-                        seed=args.seed)
+                        seed=args.seed, bag=args.bag,
+        class_power=args.class_weight_power)
         proba[is_aeb] = booster.predict(X[is_aeb])
         proba_real[is_aeb] = booster.predict(X_plain[is_aeb])
     predicted = [PAGE_TYPES[i] for i in proba.argmax(axis=1)]
@@ -322,12 +390,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"AEB as real plain copies: {sum(real[i] == 'article' for i in a)} of {len(a)} classified article")
 
     final = train(X[train_rows], y[train_rows], args.rounds,
-                  plain=X_plain[train_rows] if args.augment_plain else None, seed=args.seed)
+                  plain=X_plain[train_rows] if args.augment_plain else None, seed=args.seed, bag=args.bag,
+        class_power=args.class_weight_power)
     importance = final.feature_importance("gain")
     top = sorted(zip(importance, FEATURE_NAMES), reverse=True)
     print("top features by gain:", ", ".join(f"{n} {g / importance.sum():.3f}" for g, n in top[:15]))
     print("unused features:", ", ".join(n for g, n in top if g == 0) or "none")
-    spec = lightgbm_to_spec(final, feature_names=list(FEATURE_NAMES), class_names=list(PAGE_TYPES), leaf_digits=4)
+    spec = bag_spec(final)
     from scrapy_cepr.core.trees import load_trees
 
     model = load_trees(spec)

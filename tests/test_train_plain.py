@@ -59,3 +59,52 @@ def test_pagetype_oof_of_plain_copies():
     np.testing.assert_allclose(copies, proba)
     _, copies_aug = train_pagetype.cross_validate(X, y, groups, rounds=5, plain=X.copy(), augment=True)
     assert not np.allclose(copies_aug, proba)
+
+
+def _learnable_types(seed: int, n: int = 140):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, len(FEATURE_NAMES)))
+    y = rng.integers(0, len(PAGE_TYPES), size=n)
+    X[np.arange(n), y] += 3.0
+    return X, y
+
+
+def test_pagetype_bag_file_computes_the_bags_mean_raw_score():
+    from scrapy_cepr.core.trees import load_trees
+
+    X, y = _learnable_types(3)
+    bag = train_pagetype.train(X, y, rounds=8, seed=4, bag=3)
+    assert [b.params["seed"] for b in bag.boosters] == [4, 5, 6]
+    raw = np.mean([b.predict(X, raw_score=True) for b in bag.boosters], axis=0)
+    expected = np.exp(raw) / np.exp(raw).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(bag.predict(X), expected, atol=1e-9)
+    # The exported file: every booster's trees, leaves divided by 3 (rounded to 4 digits).
+    spec = train_pagetype.bag_spec(bag)
+    model = load_trees(spec)
+    assert model.num_trees == 3 * 8 * len(PAGE_TYPES)
+    np.testing.assert_allclose(model.predict(X), expected, atol=2e-3)
+    assert (model.predict(X).argmax(axis=1) == expected.argmax(axis=1)).mean() > 0.99
+
+
+def test_pagetype_bag_of_one_is_one_booster():
+    import lightgbm as lgb
+
+    X, y = _learnable_types(4)
+    one = train_pagetype.train(X, y, rounds=8, seed=7, bag=1)
+    assert len(one.boosters) == 1 and one.boosters[0].params["seed"] == 7
+    again = train_pagetype.train(X, y, rounds=8, seed=7, bag=1)
+    np.testing.assert_array_equal(one.predict(X), again.predict(X))  # deterministic
+    assert isinstance(one.boosters[0], lgb.Booster)
+
+
+def test_pagetype_class_weights_balance_by_square_root():
+    # 16 articles, 4 forum posts, 1 product page: weights sqrt(16/16), sqrt(16/4), sqrt(16/1).
+    y = np.array([0] * 16 + [1] * 4 + [2])
+    w = train_pagetype.class_weights(y, power=0.5)
+    assert w.shape == y.shape
+    np.testing.assert_allclose(w[:16], 1.0)
+    np.testing.assert_allclose(w[16:20], 2.0)
+    np.testing.assert_allclose(w[20], 4.0)
+    # The default (CLASS_WEIGHT_POWER = 0, as the shipped model was trained): unweighted.
+    assert train_pagetype.CLASS_WEIGHT_POWER == 0.0
+    np.testing.assert_allclose(train_pagetype.class_weights(y), 1.0)
