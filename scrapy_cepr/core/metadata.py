@@ -15,8 +15,9 @@ Libraries do the reading (no parser of our own):
   when no article item of the structured data declares one, then, only there, its
   extensive search (dates in free text) in the closest of those places; and the
   publication date of the head's ``<meta>`` elements (its list of names). Its search of
-  the whole page is not used: it finds a date on pages that have none (a copyright year,
-  a comment);
+  the whole page (which finds a date on pages that have none: a copyright year, a
+  comment) and the date next to the headline are judged by a learned gate
+  (:mod:`scrapy_cepr.core.dates`) when nothing declares a date;
 * the head's ``<meta name=…>``, ``<link rel="canonical">`` and ``<html lang>`` are read
   with lxml, as is ``<a rel="author">`` in the page;
 * the language, when the page declares none, is guessed from the stop words of the
@@ -31,11 +32,13 @@ person. Dates: an article item's ``datePublished`` (JSON-LD, microdata; a ``QAPa
 main entity counts as its article), OpenGraph ``article:published_time``, a
 publication date in ``<meta>``; a ``WebPage`` item's date only when the URL or the headline's
 surroundings show the same day; then the date in the URL; then the date in the headline's
-surroundings; else none. A declared timestamp in UTC (``+00:00``) whose day is one day
-before or after the date in the URL gives way to the URL's day (the publisher's calendar
-day; source ``"url"``). Each value's origin is recorded in ``metadata["sources"]`` as
-``"json-ld"``, ``"microdata"``, ``"opengraph"``, ``"meta"``, ``"url"``, ``"byline"`` or
-``"page text"``, and ``metadata["confidence"]`` gives per key a float in [0, 1]: the share
+surroundings; else htmldate's search of the whole page; the last two only when the gate
+accepts them (source ``"page search"`` for the whole page); else none. A declared
+timestamp in UTC (``+00:00``) whose day is one day before or after the date in the URL
+gives way to the URL's day (the publisher's calendar day; source ``"url"``). Each value's
+origin is recorded in ``metadata["sources"]`` as ``"json-ld"``, ``"microdata"``,
+``"opengraph"``, ``"meta"``, ``"url"``, ``"byline"``, ``"page text"`` or ``"page
+search"``, and ``metadata["confidence"]`` gives per key a float in [0, 1]: the share
 of right values of that key's source measured on WCXB dev (docs/formats.rst).
 """
 
@@ -808,10 +811,8 @@ def _utc_day_apart(timestamp: str, day: str) -> bool:
 def _evidenced_date(url_day: str | None, heading, unconfirmed: Sequence[tuple[str, str]]) -> tuple[str | None, str | None]:
     """The publication date when no article item declares one: a ``WebPage`` item's date
     that the URL or the headline's surroundings confirm (same day), else the date in the
-    URL (source ``"url"``), else the date next to the headline (``"page text"``).
-    htmldate's search of the whole page is not used: on pages without a publication date
-    it finds one anyway (a copyright year, a comment, a listing's items), and where it is
-    right the headline's surroundings mostly show the same date."""
+    URL (source ``"url"``), else the date next to the headline (``"page text"``), which
+    the date gate then judges (:func:`_text_candidate`)."""
     near = _near_date(heading)
     days = {d[:10] for d in (url_day, near) if d}
     for source_name, value in unconfirmed:
