@@ -16,13 +16,14 @@ on a page whose gold has none).
 
 The threshold: for each held-out fold, the lowest threshold whose same-day score on the
 other four folds (their out-of-fold probabilities, from an inner cross-validation) keeps
-the spurious rate at or under ``--max-spurious``; the curve of threshold → (same day,
+the spurious rate at or under ``--max-spurious`` (default 0.12: no more spurious dates than
+the rules alone give on WCXB dev, 12.2 %, since a wrong date is worse than none); the curve of threshold → (same day,
 spurious) pooled out of fold is printed too. The shipped model is trained on all pages;
 its threshold is the median of the folds' choices.
 
 Usage::
 
-    python benchmarks/train_dates.py [--wcxb DIR] [--cache FILE] [--write] [--max-spurious 0.2]
+    python benchmarks/train_dates.py [--wcxb DIR] [--cache FILE] [--write] [--max-spurious 0.12]
 
 ``--cache`` keeps the per-page candidates (JSON; no page text) so that a second run trains
 without reading the pages again. ``--write`` writes the model file.
@@ -44,7 +45,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scrapy_cepr import extract  # noqa: E402
-from scrapy_cepr.core.dates import FEATURE_NAMES  # noqa: E402
+from scrapy_cepr.core.dates import FEATURE_NAMES, SOURCES  # noqa: E402
 from scrapy_cepr.core.metadata import _read_metadata  # noqa: E402
 from scrapy_cepr.core.page import decode_html  # noqa: E402
 from scrapy_cepr.evaluation import load_wcxb  # noqa: E402
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wcxb", default=os.environ.get("CEPR_WCXB_DIR", DEFAULT_WCXB))
     parser.add_argument("--cache", metavar="FILE")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--max-spurious", type=float, default=0.20)
+    parser.add_argument("--max-spurious", type=float, default=0.12)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     t0 = time.time()
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nOut of fold, pooled, nested thresholds: same day {s[0]:.3f} ({s[2]}/{s[3]}), spurious {s[1]:.1%} "
           f"({s[4]}/{s[5]}); gated dates kept {len(kept)}, right {ok}, precision where the gold has a date "
           f"{ok / max(with_gold, 1):.2f}, over all kept {ok / max(len(kept), 1):.2f}")
-    for src in ("near", "fast", "extensive"):
+    for src in SOURCES:
         ks = [r for r in kept if r["cand"]["source"] == src]
         g = [r for r in ks if r["gold"]]
         print(f"  {src}: kept {len(ks)}, right {sum(r['gold'] == r['cand']['day'] for r in g)}, wrong "

@@ -4,7 +4,7 @@
 When no article item, OpenGraph or ``<meta>`` declares a publication date and the URL has
 none, :func:`scrapy_cepr.core.metadata.extract_metadata` has one *candidate*: the date
 next to the headline (htmldate on the headline's surroundings), else htmldate's search of
-the whole page (its fast mode, then its extensive search). Such a date belongs to the
+the whole page (its fast mode). Such a date belongs to the
 article or to something else on the page (a copyright year, a sidebar of dated teasers,
 a comment). The gate reads generic properties of the candidate and of the page, none
 keyed to a site, a language or a class name:
@@ -54,12 +54,13 @@ logger = logging.getLogger(__name__)
 #: The model file in ``scrapy_cepr/models/``.
 MODEL_FILE = "dates.json"
 #: Where a candidate comes from: the headline's surroundings, htmldate's fast mode on the
-#: whole page, its extensive search on the whole page.
-SOURCES: tuple[str, ...] = ("near", "fast", "extensive")
+#: whole page (its extensive search there added 2 right and 9 spurious dates out of fold,
+#: docs/measurements.md, and most of the cost).
+SOURCES: tuple[str, ...] = ("near", "fast")
 #: The features of :func:`candidate_features`, in order.
 FEATURE_NAMES: tuple[str, ...] = (
-    "from_near", "from_fast", "from_extensive",
-    "agree_near", "agree_fast", "agree_extensive", "agree_modified", "agree_item", "agree_time",
+    "from_near", "from_fast",
+    "agree_near", "agree_fast", "agree_modified", "agree_item", "agree_time",
     "first_of_month", "url_year",
     "shown", "shown_count", "from_headline", "place", "in_link", "in_list", "in_aside", "in_article",
     "in_heading_zone",
@@ -138,7 +139,7 @@ def _to_date(day: str | None) -> date | None:
 
 
 def candidate_features(tree, heading, candidate: tuple[str, str], *, near: str | None, fast: str | None,
-                       extensive: str | None, modified: Sequence[str], item_dates: Sequence[str],
+                       modified: Sequence[str], item_dates: Sequence[str],
                        url: str | None, page_types: Mapping[str, float] | None) -> np.ndarray:
     """The gate's features (:data:`FEATURE_NAMES`) for one candidate date.
 
@@ -146,7 +147,7 @@ def candidate_features(tree, heading, candidate: tuple[str, str], *, near: str |
     :param heading: the element that shows the headline, or None.
     :param candidate: ``(source, day)``: a source of :data:`SOURCES` and ``YYYY-MM-DD``.
     :param near: the date next to the headline (``YYYY-MM-DD``), or None; likewise *fast*
-        and *extensive* for htmldate's searches of the whole page.
+        for htmldate's fast mode on the whole page.
     :param modified: declared modification dates (ISO 8601).
     :param item_dates: dates of structured-data items that are not the article's (a
         ``WebPage``'s).
@@ -164,7 +165,6 @@ def candidate_features(tree, heading, candidate: tuple[str, str], *, near: str |
             x[_INDEX["from_" + other]] = 0.0
     x[_INDEX["agree_near"]] = float(near is not None and near[:10] == day)
     x[_INDEX["agree_fast"]] = float(fast is not None and fast[:10] == day)
-    x[_INDEX["agree_extensive"]] = float(extensive is not None and extensive[:10] == day)
     x[_INDEX["agree_modified"]] = float(day in _days(modified))
     x[_INDEX["agree_item"]] = float(day in _days(item_dates))
     times = [t.get("datetime") or "" for t in tree.iter("time")]
