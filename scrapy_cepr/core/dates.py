@@ -42,12 +42,13 @@ from functools import lru_cache
 from importlib import resources
 
 import numpy as np
+from lxml import etree
 
 from .pagetype import PAGE_TYPES
 from .trees import TreeEnsemble, load_trees
 
 __all__ = ["FEATURE_NAMES", "MIN_SEARCH_CHARS", "MODEL_FILE", "SOURCES", "candidate_features", "gate_probability",
-           "load_model", "shown_in_the_text", "visible_text_length"]
+           "load_model", "shown_in_the_text", "text_nodes", "visible_text_length"]
 
 logger = logging.getLogger(__name__)
 
@@ -104,27 +105,37 @@ def _day_pattern(day: str) -> re.Pattern[str] | None:
     return re.compile(r"(?<!\d)(?:" + "|".join(forms) + r")(?!\d)")
 
 
-def _text_nodes(tree) -> list[tuple[str, object]]:
-    """The visible text nodes of the body (scripts, styles … left out), with the element
-    each belongs to, in document order, at most ``_MAX_NODES``."""
+def text_nodes(tree) -> list[tuple[str, object]]:
+    """The visible text nodes of the body of *tree*, stripped, in document order, at most
+    ``_MAX_NODES``: ``(text, element)`` pairs, the element being the one whose ``text`` or
+    ``tail`` it is (as lxml's ``getparent()`` of a text node). Text inside ``script``,
+    ``style``, ``noscript`` and ``template`` and comments are left out; an empty list
+    without a ``body``."""
     body = tree.find("body")
     if body is None:
         return []
     out: list[tuple[str, object]] = []
-    for text in body.xpath(".//text()[not(ancestor::script or ancestor::style or ancestor::noscript or "
-                           "ancestor::template)]"):
-        value = str(text).strip()
-        if value:
-            out.append((value, text.getparent()))
+    walk = etree.iterwalk(body, events=("start", "end"))
+    for event, el in walk:
+        if event == "start":
+            if not isinstance(el.tag, str) or el.tag in _SKIP:
+                walk.skip_subtree()  # its text is not shown; its tail is (at its "end")
+                continue
+            value = el.text
+        elif el is body:
+            break
+        else:
+            value = el.tail
+        if value and (value := value.strip()):
+            out.append((value, el))
             if len(out) >= _MAX_NODES:
                 break
     return out
 
 
-def visible_text_length(tree) -> int:
-    """Characters of visible text in the body of *tree* (text nodes stripped, one space
-    between them; scripts, styles … left out; at most ``_MAX_NODES`` nodes)."""
-    return sum(len(t) + 1 for t, _ in _text_nodes(tree))
+def visible_text_length(nodes: Sequence[tuple[str, object]]) -> int:
+    """Characters of visible text in *nodes* (:func:`text_nodes`), one space between them."""
+    return sum(len(t) + 1 for t, _ in nodes)
 
 
 def _days(values: Iterable[str | None]) -> set[str]:
@@ -140,7 +151,8 @@ def _to_date(day: str | None) -> date | None:
 
 def candidate_features(tree, heading, candidate: tuple[str, str], *, near: str | None, fast: str | None,
                        modified: Sequence[str], item_dates: Sequence[str],
-                       url: str | None, page_types: Mapping[str, float] | None) -> np.ndarray:
+                       url: str | None, page_types: Mapping[str, float] | None,
+                       nodes: Sequence[tuple[str, object]] | None = None) -> np.ndarray:
     """The gate's features (:data:`FEATURE_NAMES`) for one candidate date.
 
     :param tree: the page (``lxml.html`` document).
@@ -154,6 +166,7 @@ def candidate_features(tree, heading, candidate: tuple[str, str], *, near: str |
     :param url: the page URL, or None.
     :param page_types: the page-type probabilities
         (:func:`scrapy_cepr.core.pagetype.page_type_proba`), or None (a page without text).
+    :param nodes: :func:`text_nodes` of *tree* when the caller has them (else read here).
     :returns: a float array of shape ``(len(FEATURE_NAMES),)``; NaN where a feature does
         not apply (the day is not shown, the page has no headline).
     """
@@ -176,14 +189,14 @@ def candidate_features(tree, heading, candidate: tuple[str, str], *, near: str |
     for name in PAGE_TYPES:
         if page_types is not None:
             x[_INDEX["p_" + name]] = float(page_types.get(name, 0.0))
-    nodes = _text_nodes(tree)
+    nodes = text_nodes(tree) if nodes is None else nodes
     x[_INDEX["log_text"]] = math.log1p(sum(len(t) for t, _ in nodes))
     _placement(x, nodes, heading, day)
     _page_dates(x, nodes, day, time_days, modified)
     return x
 
 
-def _placement(x: np.ndarray, nodes: list[tuple[str, object]], heading, day: str) -> None:
+def _placement(x: np.ndarray, nodes: Sequence[tuple[str, object]], heading, day: str) -> None:
     """Where the page shows *day*: the first text node that does, its distance from the
     headline and its place in the text (features ``shown`` … ``in_heading_zone``)."""
     pattern = _day_pattern(day)
@@ -217,7 +230,7 @@ def _placement(x: np.ndarray, nodes: list[tuple[str, object]], heading, day: str
     x[_INDEX["in_article"]] = float(any(a.tag in ("article", "main") for a in ancestors))
 
 
-def _page_dates(x: np.ndarray, nodes: list[tuple[str, object]], day: str, time_days: set[str],
+def _page_dates(x: np.ndarray, nodes: Sequence[tuple[str, object]], day: str, time_days: set[str],
                 modified: Sequence[str]) -> None:
     """How many dates the page shows and how recent *day* is among the days it declares
     in ``<time datetime>`` (features ``dated_elements`` … ``modified_gap``)."""

@@ -851,17 +851,24 @@ def _text_candidate(tree, heading, url: str | None, near: str | None, modified: 
     :func:`~scrapy_cepr.core.dates.shown_in_the_text`), with the gate's features
     (:mod:`scrapy_cepr.core.dates`); None when none is found. *page_types* gives the
     page-type probabilities (called only when there is a candidate)."""
-    from .dates import MIN_SEARCH_CHARS, candidate_features, shown_in_the_text, visible_text_length
+    from .dates import (
+        MIN_SEARCH_CHARS,
+        candidate_features,
+        shown_in_the_text,
+        text_nodes,
+        visible_text_length,
+    )
 
     found = {"near": near[:10] if near else None, "fast": None}
-    if near is None and visible_text_length(tree) >= MIN_SEARCH_CHARS:
+    nodes = text_nodes(tree)
+    if near is None and visible_text_length(nodes) >= MIN_SEARCH_CHARS:
         found["fast"] = _htmldate(tree, url, original=True)
     for source_name, value in found.items():
         if not value:
             continue
         features = candidate_features(tree, heading, (source_name, value[:10]), near=found["near"],
                                       fast=found["fast"], modified=modified,
-                                      item_dates=item_dates, url=url, page_types=page_types())
+                                      item_dates=item_dates, url=url, page_types=page_types(), nodes=nodes)
         if source_name == "near" or shown_in_the_text(features):
             return DateCandidate(source_name, value[:10], features)
     return None
