@@ -119,7 +119,8 @@ def _add_formats(result: PageResult, page: Page, extraction: Any, url: str | Non
     if options.metadata or options.byline == "move":
         from .core.metadata import extract_metadata
 
-        meta = extract_metadata(page.source, url=url, headline=extraction.title, content_html=out.get("body_html"))
+        meta = extract_metadata(page.source, url=url, headline=extraction.title, content_html=out.get("body_html"),
+                                page_types=extraction.page_types)
     if options.byline == "move" and meta is not None:
         from .core.metadata import move_byline
 

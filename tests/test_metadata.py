@@ -482,3 +482,75 @@ def test_a_month_and_year_alone_next_to_the_headline_gives_no_day():
     m = extract_metadata(_page("", body.replace("03/2020", "March 12, 2020")), url="https://c.example/wall",
                          headline="Harbour wall repaired")
     assert m["date_published"] == "2020-03-12"
+
+
+# -- the date gate (scrapy_cepr.core.dates): a date read from the page's text -------------
+
+GATE_PARA = ("<p>The council's engineers finished the harbour wall on Friday after eleven weeks of work, "
+             "and the fishing boats returned to their moorings the same evening. Residents watched from the "
+             "quay as the last stones were set in place by the crew.</p>")
+GATE_URL = "https://coastcourier.example/news/harbour-wall"
+
+
+def _long_article(dated: str = "", after: str = "", aside: str = "") -> str:
+    """A long article page that declares no date (no structured data, no ``<meta>``, no
+    date in the URL): *dated* after its second paragraph, *after* after the article,
+    *aside* beside it."""
+    return ("<html><head><title>Harbour wall repaired | Coast Courier</title></head><body>"
+            '<nav><a href="/">Home</a> <a href="/news">News</a> <a href="/sport">Sport</a></nav>'
+            "<main><article><h1>Harbour wall repaired</h1>" + GATE_PARA * 2 + dated + GATE_PARA * 12
+            + "</article>" + after + aside + "</main><footer><p>© 2024 Coast Courier</p></footer></body></html>")
+
+
+def _gated(page: str) -> tuple[str | None, str | None]:
+    m = extract_metadata(page, url=GATE_URL, headline="Harbour wall repaired")
+    return m["date_published"], m["sources"].get("date_published")
+
+
+def test_a_date_written_below_the_article_is_found_by_the_page_search():
+    # Outside the headline's surroundings (after the article element): only htmldate's
+    # search of the whole page finds it, and the gate keeps it (shown in the main text, not
+    # in a list or an aside).
+    page = _long_article(after="<p>Published: 2025-03-14</p>")
+    assert _gated(page) == ("2025-03-14", "page search")
+    m = extract_metadata(page, url=GATE_URL, headline="Harbour wall repaired")
+    assert m["confidence"]["date_published"] < 0.5  # a searched date is trusted less than a declared one
+
+
+def test_a_date_in_words_only_is_not_searched_for():
+    # htmldate's fast mode reads no month names in free text, and its extensive search is
+    # not used on the whole page (docs/measurements.md, "The date gate"): no date.
+    assert _gated(_long_article(after="<p>Published 14 March 2025</p>")) == (None, None)
+
+
+def test_the_gate_abstains_on_a_sidebar_of_dated_teasers():
+    teasers = "<aside><h3>Latest</h3><ul>" + "".join(
+        f'<li><a href="/news/{i}">Story number {i} of the week</a> '
+        f'<time datetime="2025-01-1{i}">1{i} January 2025</time></li>' for i in range(8)) + "</ul></aside>"
+    assert _gated(_long_article(aside=teasers)) == (None, None)
+
+
+def test_the_gate_abstains_on_comment_dates():
+    comments = "<section><h2>Comments</h2><ol>" + "".join(
+        f'<li><p>Reader {i} wrote on <time datetime="2025-04-0{i + 1}">April {i + 1}, 2025</time>:</p>'
+        "<p>Good to see the boats back.</p></li>" for i in range(6)) + "</ol></section>"
+    assert _gated(_long_article(after=comments)) == (None, None)
+
+
+def test_the_gate_abstains_on_a_copyright_year():
+    # "© 2024" is a year, not a day the page shows: no date.
+    assert _gated(_long_article()) == (None, None)
+
+
+def test_the_gate_features_are_named_and_finite_where_they_apply():
+    from scrapy_cepr.core.dates import FEATURE_NAMES, load_model
+    from scrapy_cepr.core.metadata import _parse, _read_metadata
+
+    page = _long_article(after="<p>Published: 2025-03-14</p>")
+    _m, candidate = _read_metadata(page, url=GATE_URL, headline="Harbour wall repaired", gate=False)
+    assert candidate is not None and candidate.day == "2025-03-14" and candidate.source == "fast"
+    x = dict(zip(FEATURE_NAMES, candidate.features, strict=True))
+    assert x["shown"] == 1 and x["in_aside"] == 0 and x["in_list"] == 0 and x["in_article"] == 1
+    assert 2000 < x["from_headline"] < 5000 and x["headline_found"] == 1  # below the article's 14 paragraphs
+    assert load_model().num_features == len(FEATURE_NAMES)
+    assert _parse(page) is not None

@@ -181,7 +181,8 @@ class Extraction:
         from .metadata import extract_metadata
 
         content_html = self.__dict__.get("body_html")  # the lead image from the content, if already built
-        return extract_metadata(self.source or "", url=self.url, headline=self.title, content_html=content_html)
+        return extract_metadata(self.source or "", url=self.url, headline=self.title, content_html=content_html,
+                                page_types=self.page_types)
 
     @property
     def empty(self) -> bool:
