@@ -266,3 +266,16 @@ def test_level_walk_without_nan_equals_nan_walk_and_reference(missing):
     # With NaN, the NaN-aware walk follows the reference too.
     X[rng.random(X.shape) < 0.2] = np.nan
     np.testing.assert_allclose(model.raw_score(X)[:, 0], _reference_raw(spec, X), rtol=0, atol=1e-12)
+
+
+def test_a_packaged_model_is_checked_against_this_version_s_features_and_objective():
+    from scrapy_cepr.core.dates import FEATURE_NAMES
+    from scrapy_cepr.core.trees import load_packaged
+
+    assert load_packaged("dates.json", FEATURE_NAMES, objective="binary").num_features == len(FEATURE_NAMES)
+    with pytest.raises(ValueError, match="dates.json"):
+        load_packaged("dates.json", FEATURE_NAMES[:-1], objective="binary")
+    with pytest.raises(ValueError, match="dates.json"):
+        load_packaged("dates.json", FEATURE_NAMES, objective="regression")
+    with pytest.raises(ValueError, match="dates.json"):
+        load_packaged("dates.json", FEATURE_NAMES, class_names=("a", "b"))

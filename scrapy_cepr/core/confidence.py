@@ -32,11 +32,9 @@ nodes. Methods whose units are source lines (``cetr``, ``cetr-tm``) or rendered 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -44,7 +42,7 @@ import numpy as np
 from .blocks import block_ranges
 from .pagetype import PAGE_TYPES
 from .text import count_cjk
-from .trees import TreeEnsemble, load_trees
+from .trees import TreeEnsemble, load_packaged
 
 __all__ = ["FEATURES", "MODEL_FILE", "confidence", "features", "load_model"]
 
@@ -167,11 +165,7 @@ def load_model() -> TreeEnsemble:
 
     :raises ValueError: the file is not a regression model over :data:`FEATURES`.
     """
-    text = resources.files("scrapy_cepr").joinpath("models", MODEL_FILE).read_text(encoding="utf-8")
-    model = load_trees(json.loads(text))
-    if tuple(model.feature_names or ()) != FEATURES or model.objective != "regression":
-        raise ValueError(f"{MODEL_FILE}: the model's features do not match this version's")
-    return model
+    return load_packaged(MODEL_FILE, FEATURES, objective="regression")
 
 
 def confidence(page: Any, nodes: Any, body: str, page_types: Mapping[str, float] | None = None,

@@ -32,20 +32,18 @@ This module knows nothing of Scrapy, and nothing of :mod:`scrapy_cepr.core.metad
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 from lxml import etree
 
 from .pagetype import PAGE_TYPES
-from .trees import TreeEnsemble, load_trees
+from .trees import TreeEnsemble, load_packaged
 
 __all__ = ["FEATURE_NAMES", "MIN_SEARCH_CHARS", "MODEL_FILE", "SOURCES", "candidate_features", "gate_probability",
            "load_model", "shown_in_the_text", "text_nodes", "visible_text_length"]
@@ -264,11 +262,7 @@ def load_model() -> TreeEnsemble:
 
     :raises ValueError: the file is not a binary model over :data:`FEATURE_NAMES`.
     """
-    text = resources.files("scrapy_cepr").joinpath("models", MODEL_FILE).read_text(encoding="utf-8")
-    model = load_trees(json.loads(text))
-    if tuple(model.feature_names or ()) != FEATURE_NAMES or model.objective != "binary":
-        raise ValueError(f"{MODEL_FILE}: the model's features do not match this version's")
-    return model
+    return load_packaged(MODEL_FILE, FEATURE_NAMES, objective="binary")
 
 
 def gate_probability(features: np.ndarray) -> float:

@@ -45,13 +45,11 @@ This module never imports Scrapy.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
-from importlib import resources
 from operator import attrgetter, methodcaller
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,7 +57,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from .text import latin_length, latin_lengths
-from .trees import TreeEnsemble, load_trees
+from .trees import TreeEnsemble, load_packaged
 
 __all__ = [
     "ARTICLE",
@@ -532,11 +530,7 @@ def load_model() -> TreeEnsemble:
     :raises ValueError: the file is not a valid model for :data:`FEATURE_NAMES` and
         :data:`PAGE_TYPES`.
     """
-    text = resources.files("scrapy_cepr").joinpath("models", MODEL_FILE).read_text(encoding="utf-8")
-    model = load_trees(json.loads(text))
-    if tuple(model.feature_names or ()) != FEATURE_NAMES or tuple(model.class_names or ()) != PAGE_TYPES:
-        raise ValueError(f"{MODEL_FILE}: the model's features or classes do not match this version's")
-    return model
+    return load_packaged(MODEL_FILE, FEATURE_NAMES, class_names=PAGE_TYPES)
 
 
 def page_type_proba(page: Any) -> dict[str, float] | None:

@@ -41,11 +41,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FORMAT", "VERSION", "TreeEnsemble", "load_trees"]
+__all__ = ["FORMAT", "VERSION", "TreeEnsemble", "load_packaged", "load_trees"]
 
 logger = logging.getLogger(__name__)
 
@@ -304,6 +305,26 @@ def load_trees(source: str | os.PathLike[str] | dict[str, Any]) -> TreeEnsemble:
         return TreeEnsemble(spec)
     except ValueError as exc:
         raise ValueError(f"{os.fspath(source)}: {exc}") from None
+
+
+def load_packaged(file: str, feature_names: Sequence[str], *, objective: str | None = None,
+                  class_names: Sequence[str] | None = None) -> TreeEnsemble:
+    """The model *file* shipped in ``scrapy_cepr/models/`` (read as a package resource),
+    checked against this version's *feature_names* and, when given, its *objective* and
+    *class_names*.
+
+    :raises ValueError: (naming the file) the JSON is not a valid model, or its features,
+        objective or classes are not those given.
+    """
+    from importlib import resources
+
+    text = resources.files("scrapy_cepr").joinpath("models", file).read_text(encoding="utf-8")
+    model = load_trees(json.loads(text))
+    if (tuple(model.feature_names or ()) != tuple(feature_names)
+            or (objective is not None and model.objective != objective)
+            or (class_names is not None and tuple(model.class_names or ()) != tuple(class_names))):
+        raise ValueError(f"{file}: the model's features, objective or classes do not match this version's")
+    return model
 
 
 def _check(ok: bool, message: str) -> None:

@@ -56,12 +56,10 @@ No rule is keyed to a site, a language or class/id names. Measurements are in
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
@@ -86,7 +84,7 @@ from ..core.blocks import (
 from ..core.page import Page
 from ..core.params import check_real
 from ..core.result import Extraction, text_node_extraction
-from ..core.trees import TreeEnsemble, load_trees
+from ..core.trees import TreeEnsemble, load_packaged
 
 __all__ = ["MODEL_FILE", "TypedParams", "analyse", "assemble", "drop_repeated", "load_model", "run"]
 
@@ -183,11 +181,7 @@ def load_model() -> TreeEnsemble:
 
     :raises ValueError: the file is not a model over :data:`MODEL_FEATURES`.
     """
-    text = resources.files("scrapy_cepr").joinpath("models", MODEL_FILE).read_text(encoding="utf-8")
-    model = load_trees(json.loads(text))
-    if tuple(model.feature_names or ()) != MODEL_FEATURES or model.objective != "binary":
-        raise ValueError(f"{MODEL_FILE}: the model's features do not match this version's")
-    return model
+    return load_packaged(MODEL_FILE, MODEL_FEATURES, objective="binary")
 
 
 def warm_up() -> None:
