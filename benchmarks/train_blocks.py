@@ -323,9 +323,14 @@ def main(argv=None) -> int:
                     help="also score every page's plain copy (evaluation.plain_page, no URL) out of fold")
     ap.add_argument("--augment-plain", action="store_true",
                     help="train the block classifier on the plain copies too (implies --report-plain)")
+    ap.add_argument("--trees", type=int, default=LGB_PARAMS["n_estimators"],
+                    help=f"boosting rounds of the block classifier (default {LGB_PARAMS['n_estimators']})")
+    ap.add_argument("--learning-rate", type=float, default=LGB_PARAMS["learning_rate"],
+                    help=f"its learning rate (default {LGB_PARAMS['learning_rate']})")
     ap.add_argument("--pagetype-seed", type=int, default=None,
                     help="LightGBM seed of the page-type model's out-of-fold types (default: train_pagetype's)")
     args = ap.parse_args(argv)
+    LGB_PARAMS.update(n_estimators=args.trees, learning_rate=args.learning_rate)
     if args.speed:
         speed(args.wcxb, args.aeb)
         return 0
