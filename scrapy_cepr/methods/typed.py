@@ -143,7 +143,7 @@ class TypedParams:
     edges: str = "keep"
     threshold: float = 0.4
     region_threshold: float = 0.6
-    article_threshold: float = 0.6
+    article_threshold: float = 0.7
     article_floor: float = 0.1
     article_confidence: float = 0.5
     after_story_threshold: float = 0.5
