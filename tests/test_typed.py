@@ -382,3 +382,19 @@ def test_wrapped_records_with_headings_are_no_thread():
     html = _html("plain_thread").replace("<span><a", "<h4><a").replace("</a></span>", "</a></h4>")
     assert "<h4>" in html
     assert _thread_texts(html) == set()
+
+
+def test_thread_with_a_quotation_in_one_comment_is_one_thread():
+    """Five comments ``li > div > (meta, p…, reply)``; the third quotes the story in a
+    ``blockquote`` between its paragraphs. A comment holds what its author wrote in any
+    order (``AUTHORED_TAGS``), so the quoting comment does not split the run of records:
+    the whole thread is found and dropped by both CEPR methods, the story kept."""
+    html = _html("thread_quote")
+    texts = _thread_texts(html)
+    assert {"Marta", "Joe", "Anna", "Peter", "Ines"} <= texts
+    assert any(t.startswith("Two routes that carried fewer") for t in texts)  # the quotation
+    assert not any("county's new bus timetable" in t for t in texts)
+    for method in ("cepr-typed", "cepr-article"):
+        body = extract(html, method=method).body
+        assert "Printed timetables are available at the library" in body
+        assert "Joe, the article says otherwise" not in body and "I start work at seven" not in body

@@ -543,6 +543,13 @@ def story_path(path_ids: np.ndarray, good: np.ndarray, n_paths: int) -> int:
     return int(np.bincount(path_ids, weights=good, minlength=n_paths).argmax())
 
 
+#: The block children of a comment record that its author writes (HTML's grouping content
+#: for text: paragraphs, quotations, lists, preformatted text, figures): a comment holds
+#: any number of them in any order, so the loose reading of :func:`record_lists` reads a
+#: run of them as one child.
+AUTHORED_TAGS = frozenset({"p", "blockquote", "pre", "ul", "ol", "dl", "figure"})
+
+
 def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ...] = (), *,
                  loose: bool = True) -> np.ndarray:
     """Comment records, bool ``(E,)``: elements that are one of at least *min_records*
@@ -552,7 +559,9 @@ def record_lists(table: DomTable, min_records: int = 3, keep_runs: tuple[int, ..
     read on the DOM instead of the words. The sequence is read below single-child
     wrappers (``li > div > [author, p, p, reply]``: the structure is the wrapped
     element's), and a block-level child with the same tag as the one before it does not
-    extend it (a comment has as many paragraphs as its author wrote); inline children
+    extend it (a comment has as many paragraphs as its author wrote; paragraphs,
+    quotations, lists, code and figures, :data:`AUTHORED_TAGS`, read as one tag, since
+    an author writes them in any order); inline children
     all count (*loose* False: neither, the records' own children, all of them).
     Article paragraphs are leaves or hold inline text only, so they never form records. *keep_runs*: elements (owners of the
     body's first text nodes); the run of records among the ancestors of each is not
@@ -617,7 +626,15 @@ def _record_runs(table: DomTable, min_records: int = 3, *, loose: bool = True) -
     # reads [div, p, div]); inline children (a paragraph's links) all count.
     child = child[np.argsort(parent[child], kind="stable")]
     same_parent = np.concatenate(([False], parent[child[1:]] == parent[child[:-1]]))
-    repeat = same_parent & np.concatenate(([False], tag_code[child[1:]] == tag_code[child[:-1]])) if loose \
+    seq_code = tag_code
+    if loose:
+        # ... and writes paragraphs, quotations, lists and code in any order: those
+        # children read as one kind ([div, p, blockquote, p, div] reads [div, p, div]).
+        authored = np.fromiter((table.elements[c].tag in AUTHORED_TAGS for c in child.tolist()), bool, child.size)
+        if authored.any():
+            seq_code = tag_code.copy()
+            seq_code[child[authored]] = -2
+    repeat = same_parent & np.concatenate(([False], seq_code[child[1:]] == seq_code[child[:-1]])) if loose \
         else np.zeros(child.size, dtype=bool)
     if repeat.any():
         block = np.fromiter((table.elements[c].tag in BLOCK_TAGS for c in child[repeat].tolist()), bool, int(repeat.sum()))
@@ -626,7 +643,7 @@ def _record_runs(table: DomTable, min_records: int = 3, *, loose: bool = True) -
     if repeat.any():
         child, same_parent = child[~repeat], same_parent[~repeat]
         same_parent[1:] &= parent[child[1:]] == parent[child[:-1]]
-        child_hash = _sequence_hash(n, parent, child, same_parent, tag_code)
+        child_hash = _sequence_hash(n, parent, child, same_parent, seq_code)
     ia, ib = inner[a], inner[b]
     link &= member[a] & member[b] & (tag_code[a] == tag_code[b]) & (tag_code[ia] == tag_code[ib]) \
         & (child_hash[ia] == child_hash[ib])
