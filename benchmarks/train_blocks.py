@@ -200,6 +200,7 @@ ABLATION = [
     ("- classifier's drops in the region", None, {"article_floor": 0.0}),
     ("- dropping repeated lines (non-article types)", None, {"drop_repeats": False}),
     ("- dropping wrapped comment threads (articles)", None, {"drop_threads": False}),
+    ("- dropping a story's second copy (articles, documentation)", None, {"copy_share": 1.0}),
 ]
 
 
@@ -223,6 +224,9 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
                 keep = typed.drop_repeated(keep, r["x"], r["lines"].__getitem__)
             if params.drop_threads and (assembly or ptype) == "article":
                 keep = keep & ~r["thread"]
+            if params.copy_share < 1.0 and ((assembly or ptype) == "article" or predicted in typed.AUTHORED_TYPES) \
+                    and keep.any():
+                keep = keep & ~typed.story_copies(keep, r["x"], r["lines"].__getitem__, params.copy_share)
             text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
         else:
             text = ""

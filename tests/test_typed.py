@@ -12,7 +12,14 @@ from scrapy_cepr import extract
 from scrapy_cepr.core.blocks import FEATURES
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.methods import METHOD_NAMES, get_method
-from scrapy_cepr.methods.typed import MODEL_FEATURES, TypedParams, analyse, drop_repeated, load_model
+from scrapy_cepr.methods.typed import (
+    MODEL_FEATURES,
+    TypedParams,
+    analyse,
+    drop_repeated,
+    load_model,
+    story_copies,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -398,3 +405,49 @@ def test_thread_with_a_quotation_in_one_comment_is_one_thread():
         body = extract(html, method=method).body
         assert "Printed timetables are available at the library" in body
         assert "Joe, the article says otherwise" not in body and "I start work at seven" not in body
+
+
+def test_story_printed_twice_keeps_one_copy():
+    """A story followed by a second copy of it (a print copy): the page assembled as an
+    article keeps one copy of each paragraph (``copy_share``); switched off, both stay."""
+    html = _html("story_twice")
+    first = "The town council voted on Thursday to turn the old railway goods yard"
+    last = "Residents who live near the yard welcomed the decision"
+    body = extract(html, method="cepr-typed").body
+    assert body.count(first) == 1 and body.count(last) == 1
+    assert "Copyright" not in body
+    both = extract(html, method="cepr-typed", copy_share=1.0).body
+    assert both.count(first) == 2 and both.count(last) == 2
+
+
+def test_lines_an_author_repeats_are_kept():
+    """A training plan repeats its warm-up and cool-down lines every day, a line at a time
+    between the days' own lines: no stretch of the story is printed twice, so every
+    repeat stays."""
+    days = ["an easy run of five kilometres along the river path at a pace where you can still talk",
+            "eight hill sprints of thirty seconds each, walking back down between them to recover",
+            "a rest day with a long walk in the afternoon and some gentle stretching before bed",
+            "three intervals of six minutes at a steady hard pace with two minutes of jogging between",
+            "a long run of twelve kilometres on mixed ground, the first half slow and the second faster"]
+    sections = "".join(
+        f"<h3>Day {n}</h3><p>Warm up for ten minutes with easy jogging and leg swings.</p>"
+        f"<p>Today's session is {day}, so plan your time around it.</p>"
+        f"<p>Cool down with five minutes of walking and stretch your calves.</p>"
+        for n, day in enumerate(days, 1))
+    html = ("<html><head><title>A week of running - The Valley Courier</title></head><body>"
+            "<div><a href='/'>Home</a> <a href='/sport'>Sport</a></div><div class='story'>"
+            "<h1>A week of running</h1><p>Our coach has written a five-day plan for readers who want to "
+            "run their first ten kilometres this autumn, with one session a day.</p>"
+            f"{sections}</div><div>Copyright The Valley Courier.</div></body></html>")
+    assert extract(html, method="cepr-typed", page_type="article").body == \
+        extract(html, method="cepr-typed", page_type="article", copy_share=1.0).body
+    # The plan's lines as kept blocks: each repeat is a stretch of one line.
+    lines = ["Our coach has written a five-day plan for readers."]
+    for n, day in enumerate(days, 1):
+        lines += [f"Day {n}", "Warm up for ten minutes with easy jogging and leg swings.",
+                  f"Today's session is {day}.", "Cool down with five minutes of walking and stretch your calves."]
+    x = np.zeros((len(lines), len(FEATURES)))
+    x[:, FEATURES.index("log_words")] = np.log1p([len(line.split()) for line in lines])
+    x[:, FEATURES.index("repeated")] = [lines.count(line) > 1 for line in lines]
+    assert not story_copies(np.ones(len(lines), bool), x, lines.__getitem__, 0.1).any()
+    assert story_copies(np.ones(len(lines), bool), x, lines.__getitem__, 0.01).sum() == 8

@@ -48,7 +48,13 @@ model):
    has is dropped (``drop_repeats``): a description printed again in a hidden tab or a
    mobile copy, a promotion's disclaimer under every card, a post quoted in the reply.
    In a story or a document a repeated line is the author's (a recipe's step, a code
-   sample shown for several languages) and is kept.
+   sample shown for several languages) and is kept, unless the page holds the story
+   twice (a print, mobile or hidden copy): on pages assembled as an article and on
+   documentation pages, when one stretch of consecutive kept blocks repeats earlier kept
+   blocks in the same order and holds at least ``copy_share`` of the kept text, the
+   later copies of the kept lines are dropped (``copy_share``; an author's repeats, a
+   menu printed for every day, repeat a few lines at a time, not a stretch of the
+   story).
 
 No rule is keyed to a site, a language or class/id names. Measurements are in
 ``docs/methods.md``.
@@ -86,7 +92,7 @@ from ..core.params import check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_packaged
 
-__all__ = ["MODEL_FILE", "TypedParams", "analyse", "assemble", "drop_repeated", "load_model", "run"]
+__all__ = ["MODEL_FILE", "TypedParams", "analyse", "assemble", "drop_repeated", "load_model", "run", "story_copies"]
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +138,10 @@ class TypedParams:
         thread that only CEPR-Article's looser reading of the comment records finds
         (:func:`~scrapy_cepr.core.article.thread_records`; the block classifier reads the
         strict records); False keeps them.
+    :param copy_share: in [0, 1]; on pages assembled as an article and on documentation
+        pages, drop the later copies of the kept lines when one stretch of consecutive
+        kept blocks copying earlier ones in order holds at least this share of the kept
+        characters (:func:`story_copies`); 1.0 switches it off.
     :param page_type: None (the page-type classifier decides) or one of the 7 types,
         forced.
     :raises ValueError: naming the parameter and its allowed range.
@@ -150,6 +160,7 @@ class TypedParams:
     headline: bool = False
     drop_repeats: bool = True
     drop_threads: bool = True
+    copy_share: float = 0.1
     page_type: str | None = None
 
     def __post_init__(self) -> None:
@@ -161,7 +172,7 @@ class TypedParams:
             object.__setattr__(self, name, getattr(art, name))
         object.__setattr__(self, "_article", art)  # validated once, not per page
         for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence",
-                     "after_story_threshold"):
+                     "after_story_threshold", "copy_share"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
         for name in ("headline", "drop_repeats", "drop_threads"):
             if not isinstance(getattr(self, name), bool):
@@ -310,6 +321,51 @@ def drop_repeated(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str]) -
     return out
 
 
+def story_copies(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], min_share: float) -> np.ndarray:
+    """The kept blocks (bool ``(B,)``, a subset of *keep*) that are later copies of kept
+    lines when the kept text holds its story twice: one stretch of consecutive kept
+    blocks, each a copy of the kept block after the one the block before it copies, holds
+    at least *min_share* of the kept characters; else none. Lines compare as in
+    :func:`drop_repeated` (whitespace collapsed, case folded, blocks of at least
+    :data:`REPEAT_MIN_WORDS` words read from *x* ``(B, F)``); ``line(b)`` gives block
+    *b*'s text (only kept blocks are read, and none when no kept block holds a line that
+    repeats on the page, the feature ``repeated``: a copy of a story repeats its
+    paragraphs).
+
+    >>> lines = ["Head", "One two three.", "Four five six.", "Seven eight.", "One two three.",
+    ...          "Four five six.", "Seven eight."]
+    >>> x = np.zeros((7, len(FEATURES))); x[:, FEATURES.index("log_words")] = np.log1p(3)
+    >>> x[1:, FEATURES.index("repeated")] = 1
+    >>> story_copies(np.ones(7, bool), x, lines.__getitem__, 0.3).nonzero()[0].tolist()
+    [4, 5, 6]
+    >>> story_copies(np.ones(7, bool), x, lines.__getitem__, 0.5).nonzero()[0].tolist()
+    []
+    """
+    out = np.zeros(keep.size, dtype=bool)
+    if not (keep & (x[:, FEATURES.index("repeated")] > 0.5)).any():
+        return out
+    words = np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64))
+    kept = np.flatnonzero(keep).tolist()
+    texts = [" ".join(line(b).split()).casefold() for b in kept]
+    total = sum(map(len, texts))
+    first: dict[str, int] = {}  # a line's text -> its first position among the kept blocks
+    longest = stretch = 0
+    previous = -2  # the position copied by the block before (-2: that block copied nothing)
+    for k, (b, text) in enumerate(zip(kept, texts)):
+        copied = first.get(text) if words[b] >= REPEAT_MIN_WORDS - 1e-3 else None
+        if copied is None:
+            first.setdefault(text, k)
+            stretch, previous = 0, -2
+            continue
+        out[b] = True
+        stretch = stretch + len(text) if copied == previous + 1 else len(text)
+        previous = copied
+        longest = max(longest, stretch)
+    if not total or longest < min_share * total:
+        out[:] = False
+    return out
+
+
 #: Rows × trees per prediction chunk of :func:`predict_blocks`.
 PREDICT_CELLS = 1 << 16
 
@@ -392,6 +448,10 @@ def run(page: Page, params: TypedParams) -> Extraction:
         keep_blocks = drop_repeated(keep_blocks, feats.x, lambda b: " ".join(texts[starts[b]:ends[b]]))
     if assembly == "article" and params.drop_threads and state.table is not None and len(state.table):
         keep_blocks &= ~_thread_blocks(page, state, art, feats, params.article_params())
+    if params.copy_share < 1.0 and (assembly == "article" or ptype in AUTHORED_TYPES) and keep_blocks.any():
+        texts, starts, ends = page.texts, feats.starts, feats.ends
+        keep_blocks &= ~story_copies(keep_blocks, feats.x, lambda b: " ".join(texts[starts[b]:ends[b]]),
+                                     params.copy_share)
     if ptype == "article":
         if params.headline:  # the headline's heading in the body, whatever its probability
             keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
