@@ -627,18 +627,17 @@ def _record_runs(table: DomTable, min_records: int = 3, *, loose: bool = True) -
     child = child[np.argsort(parent[child], kind="stable")]
     same_parent = np.concatenate(([False], parent[child[1:]] == parent[child[:-1]]))
     seq_code = tag_code
+    repeat = np.zeros(child.size, dtype=bool)
     if loose:
+        child_tags = [table.elements[c].tag for c in child.tolist()]
         # ... and writes paragraphs, quotations, lists and code in any order: those
         # children read as one kind ([div, p, blockquote, p, div] reads [div, p, div]).
-        authored = np.fromiter((table.elements[c].tag in AUTHORED_TAGS for c in child.tolist()), bool, child.size)
+        authored = np.fromiter((tag in AUTHORED_TAGS for tag in child_tags), bool, child.size)
         if authored.any():
             seq_code = tag_code.copy()
             seq_code[child[authored]] = -2
-    repeat = same_parent & np.concatenate(([False], seq_code[child[1:]] == seq_code[child[:-1]])) if loose \
-        else np.zeros(child.size, dtype=bool)
-    if repeat.any():
-        block = np.fromiter((table.elements[c].tag in BLOCK_TAGS for c in child[repeat].tolist()), bool, int(repeat.sum()))
-        repeat[repeat.nonzero()[0][~block]] = False
+        block = np.fromiter((tag in BLOCK_TAGS for tag in child_tags), bool, child.size)
+        repeat = same_parent & np.concatenate(([False], seq_code[child[1:]] == seq_code[child[:-1]])) & block
     full_hash = child_hash = _sequence_hash(n, parent, child, same_parent, tag_code)
     if repeat.any():
         child, same_parent = child[~repeat], same_parent[~repeat]

@@ -302,18 +302,26 @@ AUTHORED_TYPES = frozenset({"article", "documentation"})
 REPEAT_MIN_WORDS = 2
 
 
+def _line_key(text: str) -> str:
+    """A block's text as repeats are compared: whitespace collapsed, case folded."""
+    return " ".join(text.split()).casefold()
+
+
+def _long_enough(x: np.ndarray) -> np.ndarray:
+    """Per block of *x* ``(B, F)``, whether it has :data:`REPEAT_MIN_WORDS` words or more."""
+    return np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64)) >= REPEAT_MIN_WORDS - 1e-3
+
+
 def drop_repeated(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str]) -> np.ndarray:
     """*keep* (bool ``(B,)``) without the kept blocks whose text a kept block before them
     already has: whitespace collapsed and case folded, blocks of at least
     :data:`REPEAT_MIN_WORDS` words (read from *x* ``(B, F)``) outside code (``in_pre``);
     ``line(b)`` gives block *b*'s text (only kept blocks are read). A new array."""
-    col = FEATURES.index
-    words = np.expm1(x[:, col("log_words")].astype(np.float64))
-    candidates = keep & (words >= REPEAT_MIN_WORDS - 1e-3) & (x[:, col("in_pre")] < 0.5)
+    candidates = keep & _long_enough(x) & (x[:, FEATURES.index("in_pre")] < 0.5)
     out = keep.copy()
     seen: set[str] = set()
     for b in np.flatnonzero(candidates).tolist():
-        text = " ".join(line(b).split()).casefold()
+        text = _line_key(line(b))
         if text in seen:
             out[b] = False
         else:
@@ -344,15 +352,15 @@ def story_copies(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], mi
     out = np.zeros(keep.size, dtype=bool)
     if not (keep & (x[:, FEATURES.index("repeated")] > 0.5)).any():
         return out
-    words = np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64))
+    long_enough = _long_enough(x)
     kept = np.flatnonzero(keep).tolist()
-    texts = [" ".join(line(b).split()).casefold() for b in kept]
+    texts = [_line_key(line(b)) for b in kept]
     total = sum(map(len, texts))
     first: dict[str, int] = {}  # a line's text -> its first position among the kept blocks
     longest = stretch = 0
     previous = -2  # the position copied by the block before (-2: that block copied nothing)
     for k, (b, text) in enumerate(zip(kept, texts)):
-        copied = first.get(text) if words[b] >= REPEAT_MIN_WORDS - 1e-3 else None
+        copied = first.get(text) if long_enough[b] else None
         if copied is None:
             first.setdefault(text, k)
             stretch, previous = 0, -2
@@ -439,19 +447,21 @@ def run(page: Page, params: TypedParams) -> Extraction:
     p = predict_blocks(load_model(), feats.x, proba)
     assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
     keep_blocks = assemble(p, feats.x, assembly, regions, params)
+    texts, starts, ends = page.texts, feats.starts, feats.ends
+
+    def block_line(b: int) -> str:  # a display block's text (read only for the blocks asked)
+        return " ".join(texts[starts[b]:ends[b]])
+
     if ptype == "article" and assembly != "article" and not keep_blocks.any():
         # Most probably an article, yet no block reaches ``threshold``: CEPR-Article's
         # story, assembled as an article, rather than an empty page.
         keep_blocks = assemble(p, feats.x, "article", regions, params)
     elif params.drop_repeats and assembly != "article" and ptype not in AUTHORED_TYPES:
-        texts, starts, ends = page.texts, feats.starts, feats.ends
-        keep_blocks = drop_repeated(keep_blocks, feats.x, lambda b: " ".join(texts[starts[b]:ends[b]]))
+        keep_blocks = drop_repeated(keep_blocks, feats.x, block_line)
     if assembly == "article" and params.drop_threads and state.table is not None and len(state.table):
         keep_blocks &= ~_thread_blocks(page, state, art, feats, params.article_params())
     if params.copy_share < 1.0 and (assembly == "article" or ptype in AUTHORED_TYPES) and keep_blocks.any():
-        texts, starts, ends = page.texts, feats.starts, feats.ends
-        keep_blocks &= ~story_copies(keep_blocks, feats.x, lambda b: " ".join(texts[starts[b]:ends[b]]),
-                                     params.copy_share)
+        keep_blocks &= ~story_copies(keep_blocks, feats.x, block_line, params.copy_share)
     if ptype == "article":
         if params.headline:  # the headline's heading in the body, whatever its probability
             keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
