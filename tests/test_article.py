@@ -269,6 +269,20 @@ def test_roundup_cards_with_a_nested_heading_are_kept():
     assert extract(html, comment_headed=False).body.split("\n") == lines[:1]
 
 
+def test_a_hindi_story_ends_its_sentences_with_the_danda():
+    # Hindi ends a sentence with the danda "।" (and a passage with "॥"), not a full stop.
+    # The orphan-heading step (9) drops a short kept block that ends no sentence and is
+    # followed by dropped text (the share links): read with the danda, the story's
+    # one-sentence paragraph is a sentence and stays, as its English counterpart does.
+    html = read("article_hindi.html")
+    lines = extract(html).body.split("\n")
+    assert "यात्रियों ने खुशी जताई।" in lines
+    assert lines[-1].endswith("इसमें कुछ समय लगेगा॥")
+    assert not any(x in line for line in lines for x in ("शेयर करें", "संबंधित खबरें", "बस किराए", "सर्वाधिकार"))
+    assert "शहर में नई मेट्रो लाइन का उद्घाटन" not in lines  # the headline is the title
+    assert extract(html).title == "शहर में नई मेट्रो लाइन का उद्घाटन"
+
+
 def test_wrapped_comment_records_with_varying_paragraphs_are_a_thread():
     # A blog's comment thread as the common blog engines write it: each comment an <li>
     # whose one child wraps the author line, one to three paragraphs and a reply link.

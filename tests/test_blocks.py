@@ -170,3 +170,19 @@ def test_text_without_spaces_reads_as_its_latin_version():
     assert 0.5 < words[1] / words[0] < 1.5 and 0.5 < chars[1] / chars[0] < 1.5
     assert np.isclose(words[2], 1 + len(th) / 6, rtol=1e-5) and 10 < words[2] < 30
     assert col["ends_sentence"].tolist() == [1.0, 1.0, 0.0, 1.0]
+
+
+def test_sentences_end_on_the_marks_of_every_script():
+    """A paragraph ends a sentence on its script's own mark (Unicode's Sentence_Terminal):
+    the Devanagari danda and double danda, the Urdu full stop, the Arabic question mark,
+    the Myanmar and Ethiopic full stops, the Armenian full stop, the Khmer khan; a
+    closing quote after the mark is read past. A line of links or a dateline ends on
+    none."""
+    endings = ["नई लाइन खुल गई।", "विशेषज्ञों का मानना है कि इसमें समय लगेगा॥", "نئی لائن کھل گئی۔",
+               "هل ستخف الزحمة؟", "လိုင်းသစ် ဖွင့်လှစ်ခဲ့သည်။", "አዲሱ መስመር ተከፈተ።", "Նոր գիծը բացվեց։",
+               "ខ្សែថ្មីបានបើក។", "«नई लाइन खुल गई।»"]
+    html = "<html><body>" + "".join(f"<p>{t}</p>" for t in endings) + \
+        "<p><a href='/a'>होम</a> <a href='/b'>देश</a></p><p>नई दिल्ली, 4 नवंबर 2019</p></body></html>"
+    _, feats = _features(html)
+    col = feats.x[:, FEATURES.index("ends_sentence")]
+    assert col.tolist() == [1.0] * len(endings) + [0.0, 0.0]

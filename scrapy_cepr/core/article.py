@@ -126,6 +126,7 @@ from .params import check_int, check_real
 from .region import DomTable
 from .result import Extraction, text_node_extraction
 from .setpr import PAPER_ALPHA, CEPRParams, histogram
+from .text import SENTENCE_TERMINALS
 from .threshold import std_threshold
 from .title import pick_title
 
@@ -142,7 +143,8 @@ NON_ARTICLE_TAGS = frozenset(
 #: Image figures and their captions (dropped unless ``captions=True``).
 FIGURE_TAGS = frozenset(["figure", "figcaption"])
 _HEADINGS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
-_SENTENCE_END = frozenset(".!?…。！？")
+#: A story's sentence ends on one of these (:data:`~scrapy_cepr.core.text.SENTENCE_TERMINALS`).
+_SENTENCE_END = SENTENCE_TERMINALS
 _CLOSERS = "\"'”’»)] "
 #: Repeated display blocks shorter than this (characters) are kept ("Share", "Reply").
 _MIN_REPEATED_CHARS = 21

@@ -45,7 +45,7 @@ import numpy as np
 from lxml import etree
 
 from .page import Page
-from .text import text_measures
+from .text import SENTENCE_TERMINALS, text_measures
 
 __all__ = ["FEATURES", "PAGE_TYPES", "BlockFeatures", "block_features", "block_ranges", "dialog_nodes", "with_page_type"]
 
@@ -73,10 +73,10 @@ _FLAG_SETS = [tags for _, tags in _CONTEXT] + [frozenset(["a"])]
 _NAME_BITS = {tag: sum(1 << k for k, tags in enumerate(_FLAG_SETS) if tag in tags)
               for tag in frozenset().union(*_FLAG_SETS)}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-# Full stops, question and exclamation marks, colons and semicolons, in their ASCII,
-# ideographic, full-width and half-width forms; and the closing quotes and brackets that
-# may follow them.
-_SENTENCE_END = frozenset(".!?…:;。！？：；．｡")
+# A block ends a sentence on a sentence terminal of any script (Unicode's, in
+# core.text) or on a colon or semicolon (ASCII or full-width); the closing quotes and
+# brackets that may follow one are read past.
+_SENTENCE_END = SENTENCE_TERMINALS | frozenset(":;：；")
 _CLOSERS = "\"'”’»)] 」』）》〉】〕｣"
 
 _OWN = [

@@ -18,6 +18,7 @@ __all__ = [
     "CJK_RE",
     "CONTROL_RE",
     "INVISIBLE_RE",
+    "SENTENCE_TERMINALS",
     "assemble_body",
     "drop_invisible",
     "count_cjk",
@@ -32,6 +33,21 @@ __all__ = [
     "word_tokens",
 ]
 
+
+#: The characters that end a sentence in the scripts of the world's news: Unicode's
+#: ``Sentence_Terminal`` property (UCD ``PropList.txt``, used by UAX #29's sentence
+#: boundaries) for the scripts written today: ``. ! ?``; Armenian ``։``; Arabic ``؟ ؞ ۔``
+#: (question mark, triple dot, the Urdu full stop); Syriac; N'Ko; the Devanagari danda and
+#: double danda ``। ॥`` (Hindi, Marathi, Nepali, Bengali, Sanskrit …); Myanmar ``၊ ။``;
+#: Ethiopic ``። ፧ ፨``; Canadian syllabics; Khmer ``។ ៕``; Mongolian; Limbu; the doubled
+#: and mixed marks ``‼ ‽ ⁇ ⁈ ⁉``; the ideographic, full-width, half-width and small forms
+#: ``。 ． ！ ？ ｡ ﹒ ﹖ ﹗``; Lisu, Vai and Bamum; plus the ellipsis ``…`` (not in the
+#: property; a story's sentence may end on it). Thai and Lao write no sentence mark.
+SENTENCE_TERMINALS = frozenset(
+    ".!?…\u0589\u061d\u061e\u061f\u06d4\u0700\u0701\u0702\u07f9\u0964\u0965\u104a\u104b"
+    "\u1362\u1367\u1368\u166e\u17d4\u17d5\u1803\u1809\u1944\u1945\u203c\u203d\u2047\u2048\u2049"
+    "\u3002\ua4ff\ua60e\ua60f\ua6f3\ua6f7\ufe52\ufe56\ufe57\uff01\uff0e\uff1f\uff61"
+)
 
 #: Control characters that are not whitespace to ``str.split`` (C0 but TAB, LF, VT, FF,
 #: CR and the separators 0x1C–0x1F; DEL; C1 but NEL): a browser displays none of them, so
