@@ -283,6 +283,14 @@ def test_a_hindi_story_ends_its_sentences_with_the_danda():
     assert extract(html).title == "शहर में नई मेट्रो लाइन का उद्घाटन"
 
 
+@pytest.mark.parametrize("quote", ["„Wir sind froh.“", "«Nous sommes contents.»", "「とてもうれしいです。」", "“我们很高兴。”"])
+def test_a_short_quoted_paragraph_ends_a_sentence_in_any_quoting_style(quote):
+    # The same short paragraph before the share links, as a quotation closed the German,
+    # French, Japanese or Chinese way: the closing mark is read past, the sentence ends.
+    html = read("article_hindi.html").replace("यात्रियों ने खुशी जताई।", quote)
+    assert quote in extract(html).body.split("\n")
+
+
 def test_wrapped_comment_records_with_varying_paragraphs_are_a_thread():
     # A blog's comment thread as the common blog engines write it: each comment an <li>
     # whose one child wraps the author line, one to three paragraphs and a reply link.

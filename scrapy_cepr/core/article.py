@@ -126,7 +126,7 @@ from .params import check_int, check_real
 from .region import DomTable
 from .result import Extraction, text_node_extraction
 from .setpr import PAPER_ALPHA, CEPRParams, histogram
-from .text import SENTENCE_TERMINALS
+from .text import ends_sentence
 from .threshold import std_threshold
 from .title import pick_title
 
@@ -143,9 +143,6 @@ NON_ARTICLE_TAGS = frozenset(
 #: Image figures and their captions (dropped unless ``captions=True``).
 FIGURE_TAGS = frozenset(["figure", "figcaption"])
 _HEADINGS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
-#: A story's sentence ends on one of these (:data:`~scrapy_cepr.core.text.SENTENCE_TERMINALS`).
-_SENTENCE_END = SENTENCE_TERMINALS
-_CLOSERS = "\"'”’»)] "
 #: Repeated display blocks shorter than this (characters) are kept ("Share", "Reply").
 _MIN_REPEATED_CHARS = 21
 #: NCE's fitted parameters, for its comment phase (step 8); immutable.
@@ -343,7 +340,7 @@ def _sentence_anchor(page: Page, candidates: np.ndarray, after: int) -> int | No
         last = i
         while last + 1 < n and blocks[last + 1] == blocks[i]:
             last += 1
-        if texts[last].rstrip(_CLOSERS)[-1:] in _SENTENCE_END:
+        if ends_sentence(texts[last]):
             return i
     return None
 
@@ -814,8 +811,7 @@ def orphan_headings(page: Page, region: np.ndarray, keep: np.ndarray, starts: np
     for b, a in zip(kept_idx.tolist(), after.tolist()):
         if a <= 0 or size[b] >= max_chars:
             continue
-        last = texts[int(ends[b]) - 1].rstrip(_CLOSERS)
-        if last and last[-1] in _SENTENCE_END:
+        if ends_sentence(texts[int(ends[b]) - 1]):
             continue
         out[starts[b] : ends[b]] = True
     return out & keep

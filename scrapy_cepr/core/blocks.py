@@ -45,7 +45,7 @@ import numpy as np
 from lxml import etree
 
 from .page import Page
-from .text import SENTENCE_TERMINALS, text_measures
+from .text import SENTENCE_TERMINALS, ends_sentence, text_measures
 
 __all__ = ["FEATURES", "PAGE_TYPES", "BlockFeatures", "block_features", "block_ranges", "dialog_nodes", "with_page_type"]
 
@@ -73,11 +73,10 @@ _FLAG_SETS = [tags for _, tags in _CONTEXT] + [frozenset(["a"])]
 _NAME_BITS = {tag: sum(1 << k for k, tags in enumerate(_FLAG_SETS) if tag in tags)
               for tag in frozenset().union(*_FLAG_SETS)}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-# A block ends a sentence on a sentence terminal of any script (Unicode's, in
-# core.text) or on a colon or semicolon (ASCII or full-width); the closing quotes and
-# brackets that may follow one are read past.
+# A block ends a sentence (feature ends_sentence) on a sentence terminal of any script
+# (core.text) or on a colon or semicolon (ASCII or full-width), past closing quotes and
+# brackets (core.text.ends_sentence).
 _SENTENCE_END = SENTENCE_TERMINALS | frozenset(":;：；")
-_CLOSERS = "\"'”’»)] 」』）》〉】〕｣"
 
 _OWN = [
     "log_chars", "log_words", "log_nodes", "punct_share", "link_density", "tag_ratio",
@@ -272,8 +271,7 @@ def block_features(
     path_chars = np.bincount(pid, weights=chars, minlength=n_paths)
     total = float(chars.sum()) or 1.0
 
-    last_texts = [texts[i].rstrip(_CLOSERS)[-1:] for i in (ends - 1).tolist()]
-    ends_sentence = np.fromiter((c in _SENTENCE_END for c in last_texts), np.float64, b)
+    sentence_end = np.fromiter((ends_sentence(texts[i], _SENTENCE_END) for i in (ends - 1).tolist()), np.float64, b)
     before = np.concatenate(([0.0], np.cumsum(bchars)[:-1]))
     if headline is not None and 0 <= headline < len(texts):
         hb = int(block_of[headline])
@@ -319,7 +317,7 @@ def block_features(
             np.log1p(path_nodes[main_path]), path_chars[main_path] / total,
             depth[main_path], heading[main_path],
             *context[main_path].T, link_path[main_path].astype(np.float64),
-            ends_sentence, rep.astype(np.float64), before / total,
+            sentence_end, rep.astype(np.float64), before / total,
             head_blocks, head_chars, after_head,
             akeep, span, level, level_share,
             np.add.reduceat(chars * records, starts) / safe if records is not None else np.zeros(b),

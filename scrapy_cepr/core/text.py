@@ -18,9 +18,11 @@ __all__ = [
     "CJK_RE",
     "CONTROL_RE",
     "INVISIBLE_RE",
+    "SENTENCE_CLOSERS",
     "SENTENCE_TERMINALS",
     "assemble_body",
     "drop_invisible",
+    "ends_sentence",
     "count_cjk",
     "has_controls",
     "latin_length",
@@ -48,6 +50,24 @@ SENTENCE_TERMINALS = frozenset(
     "\u1362\u1367\u1368\u166e\u17d4\u17d5\u1803\u1809\u1944\u1945\u203c\u203d\u2047\u2048\u2049"
     "\u3002\ua4ff\ua60e\ua60f\ua6f3\ua6f7\ufe52\ufe56\ufe57\uff01\uff0e\uff1f\uff61"
 )
+
+#: What may follow a sentence's last mark and is read past: spaces, closing brackets and
+#: the closing quotation marks of the world's quoting styles (English ``” ’``, German
+#: ``“ ‘`` after ``„ ‚``, French and Russian ``» ›``, Chinese and Japanese ``」 』`` and
+#: the full-width and half-width brackets).
+SENTENCE_CLOSERS = "\"'”’“‘»›)] 」』）》〉】〕｣"
+
+
+def ends_sentence(text: str, marks: frozenset[str] = SENTENCE_TERMINALS) -> bool:
+    """Whether *text* ends a sentence: its last character that is not one of
+    :data:`SENTENCE_CLOSERS` is one of *marks* (default :data:`SENTENCE_TERMINALS`).
+
+    >>> [ends_sentence(t) for t in ("Power was cut.", "He said: “we will stay.”", "नई लाइन खुल गई।",
+    ...                             "「ありがとうございました。」", "„Wir bleiben.“", "Home News", "")]
+    [True, True, True, True, True, False, False]
+    """
+    return text.rstrip(SENTENCE_CLOSERS)[-1:] in marks
+
 
 #: Control characters that are not whitespace to ``str.split`` (C0 but TAB, LF, VT, FF,
 #: CR and the separators 0x1C–0x1F; DEL; C1 but NEL): a browser displays none of them, so
