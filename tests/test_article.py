@@ -3,6 +3,7 @@ known by construction, and parameter validation."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -289,6 +290,37 @@ def test_a_short_quoted_paragraph_ends_a_sentence_in_any_quoting_style(quote):
     # French, Japanese or Chinese way: the closing mark is read past, the sentence ends.
     html = read("article_hindi.html").replace("यात्रियों ने खुशी जताई।", quote)
     assert quote in extract(html).body.split("\n")
+
+
+@pytest.fixture
+def cjk_stress(monkeypatch):
+    """``benchmarks/cjk_stress.py`` (its rewrite of a page in a script without spaces;
+    it imports its sibling ``compare.py``)."""
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    spec = importlib.util.spec_from_file_location("cjk_stress", bench / "cjk_stress.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["article_roundup.html", "article_sections.html", "article_split.html",
+                                  "typed_listing.html"])
+def test_a_page_written_without_spaces_keeps_the_same_lines(name, cjk_stress):
+    # The fixture's text rewritten as Chinese is written (each word one to three
+    # ideographs, full-width marks, no spaces; benchmarks/cjk_stress.py): CEPR-Article
+    # keeps the same lines. A sentence of 20 ideographs is as long as one of 60 letters,
+    # so the anchor's and the orphan step's lengths are read in Latin characters
+    # (Page.latin_counts); in raw characters no short paragraph could anchor the story.
+    bench = cjk_stress
+    html = read(name)
+    latin = extract(html).body.split("\n")
+    assert len(latin) >= 3
+    got = extract(bench.rewrite_page(html)).body.split("\n")
+    # (compared without spaces: where two inline elements meet, the rewrite of a whole
+    # line and that of its text nodes one by one differ by a space)
+    assert ["".join(line.split()) for line in got] == ["".join(bench.rewrite_text(line).split()) for line in latin]
 
 
 def test_wrapped_comment_records_with_varying_paragraphs_are_a_thread():

@@ -21,7 +21,9 @@ a parameter, see ``benchmarks/ablation.py``):
    far away from the news title"). The title node comes from
    :func:`..core.title.pick_title` (when the title comes from the ``<head>``, the text
    node that shows it, :func:`displayed_headline`); the *anchor* is the first text node
-   after it that is body evidence with at least ``anchor_min_chars`` characters, or,
+   after it that is body evidence with at least ``anchor_min_chars`` characters (in
+   Latin characters, :attr:`Page.latin_counts`: a Han, kana or Hangul character counts
+   3, so that the threshold means one sentence in every script), or,
    when at most 3 lines of evidence (a dateline, a byline) lie above it, the first such
    node whose line ends a sentence (``anchor_sentence``). Without a displayed headline
    (or no evidence after it) the whole tree is searched.
@@ -99,7 +101,7 @@ a parameter, see ``benchmarks/ablation.py``):
    ``cut_min_before`` of the kept characters lie before it (a schedule or a table at
    the top of the body, not a thread after it).
 9. **Orphan headings** (:func:`orphan_headings`): a short line (< ``orphan_chars``
-   characters, not ending a sentence) whose following text in the region was dropped
+   Latin characters, not ending a sentence) whose following text in the region was dropped
    up to the next kept line introduced boilerplate ("Related", "Share this:", "Most
    read") and goes with it.
 
@@ -166,12 +168,13 @@ class ArticleParams:
         ``log(1+H') ≥ content_level·log(1+τ)`` (1 is SETPR's ``H' ≥ τ``).
     :param boilerplate_weight: β ≥ 0, step 3: cost of one non-evidence character in
         the region score ``G − β·B``.
-    :param anchor_min_chars: ≥ 1 characters of the anchor text node (step 2).
+    :param anchor_min_chars: ≥ 1 characters of the anchor text node (step 2), in Latin
+        characters (:attr:`Page.latin_counts`).
     :param link_density: in [0, 1], step 5: display blocks with a larger share of
         characters inside ``<a>`` are dropped (1 keeps them all).
     :param story_path_weight: in [0, 1], step 3b: weight of body evidence off the
         story's paragraph path when the region is chosen again (1: step 3b off).
-    :param orphan_chars: ≥ 0, step 9: kept lines shorter than this (characters) that do
+    :param orphan_chars: ≥ 0, step 9: kept lines shorter than this (Latin characters) that do
         not end a sentence and only introduce dropped text are dropped (0: step off).
     :param story_continues: ≥ 0, step 8: a comment cut is refused when the story's
         paragraph path holds at least this share of its evidence characters after the
@@ -364,11 +367,11 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
     start = anchor
     if start is None and params.anchor and headline is not None:
         # A sentence (a paragraph of the story), not a dateline or a byline.
-        start = _anchor_node(evidence, page.char_counts, headline, params.anchor_min_chars)
+        start = _anchor_node(evidence, page.latin_counts, headline, params.anchor_min_chars)
         if params.anchor_sentence and start is not None:
             # Prefer a sentence (a paragraph of the story) to a dateline or byline
             # line, if no more than 3 lines of evidence lie above it.
-            sentence = _sentence_anchor(page, evidence & (page.char_counts >= params.anchor_min_chars), headline)
+            sentence = _sentence_anchor(page, evidence & (page.latin_counts >= params.anchor_min_chars), headline)
             if sentence is not None:
                 lines = _distinct_sorted(page.blocks[headline + 1 : sentence][evidence[headline + 1 : sentence]])
                 if lines <= 3:
@@ -377,7 +380,7 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
             # No evidence below the headline (H' is dominated by other blocks): every
             # text outside links and comment records counts, as when σ(H') = 0.
             plain = ~page.in_link & ~in_records
-            start = _anchor_node(plain, page.char_counts, headline, params.anchor_min_chars)
+            start = _anchor_node(plain, page.latin_counts, headline, params.anchor_min_chars)
             if start is not None:
                 evidence = plain
     good = np.where(evidence, chars, 0.0)
@@ -711,7 +714,7 @@ def _unplaced_runs(table: DomTable, record: np.ndarray, run: np.ndarray, relaxed
     if headline is None:
         out[members] = True
         return out
-    chars = page.char_counts.astype(np.float64)
+    chars = page.latin_counts.astype(np.float64)  # *min_before* means the same in every script
     story = evidence & ~table.covered(record)[table.owner]
     paths = page.path_ids
     for r in np.unique(run[members]).tolist():
@@ -796,7 +799,7 @@ def orphan_headings(page: Page, region: np.ndarray, keep: np.ndarray, starts: np
     followed by kept paragraphs stays.
     """
     n_blocks = starts.size
-    chars = page.char_counts.astype(np.float64)
+    chars = page.latin_counts.astype(np.float64)  # the same length in every script
     kept = np.add.reduceat(keep.astype(np.int64), starts) > 0
     size = np.add.reduceat(chars, starts)
     dropped = np.add.reduceat(chars * (region & ~keep), starts)
@@ -1034,10 +1037,10 @@ def _step_comment_records(w: _Work) -> None:
     if headline is not None:
         # The first sentence-sized text below the headline starts the body, and so
         # does its first evidence unless a heading (a comment section's) comes first.
-        first = _anchor_node(~page.in_link, page.char_counts, headline, params.anchor_min_chars)
+        first = _anchor_node(~page.in_link, page.latin_counts, headline, params.anchor_min_chars)
         if first is not None:
             starts_of_body.append(int(table.owner[first]))
-        first = _anchor_node(w.evidence, page.char_counts, headline, params.anchor_min_chars)
+        first = _anchor_node(w.evidence, page.latin_counts, headline, params.anchor_min_chars)
         if first is not None and not any(headline < h < first for _, h, _ in page.headings):
             starts_of_body.append(int(table.owner[first]))
     page_records, runs, relaxed = _record_runs(table, loose=params.comment_wrapped)

@@ -342,6 +342,16 @@ class Page:
         return np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts))
 
     @cached_property
+    def latin_counts(self) -> np.ndarray:
+        """The characters of each text node as in a Latin script, int64 ``(N,)``: a Han,
+        kana or Hangul character counts 3 (:func:`~scrapy_cepr.core.text.latin_lengths`);
+        :attr:`char_counts` itself when the page has none. Length thresholds of a sentence
+        or a heading read this, so that they mean the same content in every script."""
+        from .text import latin_lengths
+
+        return latin_lengths(self.texts, self.char_counts)
+
+    @cached_property
     def punct_counts(self) -> np.ndarray:
         """``puncNum`` per text node: Unicode P* characters, int64 ``(N,)``
         (:func:`~scrapy_cepr.core.text.count_punctuation`)."""

@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .text import latin_length, latin_lengths
+from .text import latin_length
 from .trees import TreeEnsemble, load_packaged
 
 __all__ = [
@@ -261,7 +261,7 @@ def page_features(page: Any) -> np.ndarray:
     n = len(texts)
     if not n:
         return x
-    chars = latin_lengths(texts, page.char_counts)
+    chars = page.latin_counts
     link = page.in_link
     blocks = page.blocks
     total = float(chars.sum()) or 1.0
