@@ -167,7 +167,8 @@ class ArticleParams:
     :param content_level: in [0, 1], step 1: a node is body evidence when
         ``log(1+H') ≥ content_level·log(1+τ)`` (1 is SETPR's ``H' ≥ τ``).
     :param boilerplate_weight: β ≥ 0, step 3: cost of one non-evidence character in
-        the region score ``G − β·B``.
+        the region score ``G − β·B`` (characters in Latin characters,
+        :attr:`Page.latin_counts`, as the anchor's and the short lines' lengths).
     :param anchor_min_chars: ≥ 1 characters of the anchor text node (step 2), in Latin
         characters (:attr:`Page.latin_counts`).
     :param link_density: in [0, 1], step 5: display blocks with a larger share of
@@ -779,7 +780,7 @@ def _story_continues(page: Page, evidence: np.ndarray, cut: int, share: float) -
     before = idx[idx < cut]
     if before.size == 0:
         return False
-    chars = page.char_counts
+    chars = page.latin_counts
     paths = page.path_ids
     per_path = np.bincount(paths[before], weights=chars[before])
     story = int(per_path.argmax())
@@ -993,7 +994,7 @@ def analyse(page: Page, params: ArticleParams, *, body: bool = True) -> ArticleS
     table = DomTable(page)
     starts, ends = _block_ranges(page.blocks)
     w = _Work(
-        page=page, params=params, headline=headline, chars=page.char_counts.astype(np.float64), table=table,
+        page=page, params=params, headline=headline, chars=page.latin_counts.astype(np.float64), table=table,
         starts=starts, ends=ends, evidence_all=evidence, evidence=evidence,
         records=np.zeros(len(table), dtype=bool), in_records=np.zeros(n, dtype=bool),
         region_keep=np.ones(n, dtype=bool), keep=np.ones(n, dtype=bool),
