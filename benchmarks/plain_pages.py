@@ -23,6 +23,10 @@ read in place.
     CEPR_BENCHMARK_DIR=… PYTHONPATH=$PWD python benchmarks/plain_pages.py \\
         [--methods cepr-typed,cepr-article] [--wcxb $CEPR_WCXB_DIR] [--limit N] [--per-page FILE]
 
+``--methods`` may also name the peers of ``benchmarks/compare.py`` (``trafilatura``,
+``readability``, ``justext``): they read the plain page's HTML as they read any page,
+without the URL (on the AEB pages only; ``--wcxb`` scores ours).
+
 ``--per-page FILE`` also writes one row per page and method (TSV: corpus, page id, page
 type, method, F1 as served, F1 as a plain page), for paired before/after comparisons.
 """
@@ -34,7 +38,9 @@ import os
 import sys
 from collections import Counter, defaultdict
 
-from scrapy_cepr import extract
+from compare import build_extractors
+
+from scrapy_cepr import METHOD_NAMES, extract
 from scrapy_cepr.evaluation import (
     CORPUS_ENV,
     benchmark_counts,
@@ -57,6 +63,16 @@ def main(argv: list[str] | None = None) -> int:
     if not args.corpus:
         parser.error(f"no corpus: set {CORPUS_ENV} or pass --corpus")
     methods = args.methods.split(",")
+    peers, notes = build_extractors([m for m in methods if m not in METHOD_NAMES] or ["fulltext"])
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    methods = [m for m in methods if m in METHOD_NAMES or m in peers]
+    ours = [m for m in methods if m in METHOD_NAMES]
+
+    def body(method: str, html: str, url: str | None) -> str:
+        if method in METHOD_NAMES:
+            return extract(html, url=url, method=method).body
+        return peers[method](html) or ""  # a peer reads the page as it reads any page
 
     counts: dict[tuple[str, str], list] = defaultdict(list)
     rows: list[tuple[str, str, str, str, float, float]] = []
@@ -66,13 +82,17 @@ def main(argv: list[str] | None = None) -> int:
             break
         plain = plain_page(s.html)
         for m in methods:
-            counts[(m, "served")].append(benchmark_counts(extract(s.html, url=s.url, method=m).body, s.gold_body))
-            got = extract(plain, method=m)
-            counts[(m, "plain")].append(benchmark_counts(got.body, s.gold_body))
+            counts[(m, "served")].append(benchmark_counts(body(m, s.html, s.url), s.gold_body))
+            if m in METHOD_NAMES:
+                got = extract(plain, method=m)
+                plain_body = got.body
+                if m == "cepr-typed":
+                    types[got.page_type or "none"] += 1
+            else:
+                plain_body = body(m, plain, None)
+            counts[(m, "plain")].append(benchmark_counts(plain_body, s.gold_body))
             served_f1, plain_f1 = (benchmark_summary(counts[(m, h)][-1:])["f1"] for h in ("served", "plain"))
             rows.append(("aeb", s.id, "article", m, served_f1, plain_f1))
-            if m == "cepr-typed":
-                types[got.page_type or "none"] += 1
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1)")
     print("| method | as served | as plain pages |\n|---|---|---|")
     for m in methods:
@@ -80,22 +100,22 @@ def main(argv: list[str] | None = None) -> int:
     if types:
         print(f"cepr-typed's page types of the plain AEB pages: {dict(types.most_common())}")
 
-    if args.wcxb:
+    if args.wcxb and ours:
         f1: dict[tuple[str, str, str], list[float]] = defaultdict(list)
         for n, w in enumerate(load_wcxb(args.wcxb)):
             if args.limit and n >= args.limit:
                 break
             plain = plain_page(w.html)
-            for m in methods:
+            for m in ours:
                 for how, html, url in (("served", w.html, w.url), ("plain", plain, None)):
                     score = word_f1(extract(html, url=url, method=m).body, w.gold_body)[2]
                     f1[(m, how, "all")].append(score)
                     if w.page_type == "article":
                         f1[(m, how, "article")].append(score)
                 rows.append(("wcxb", w.id, w.page_type, m, f1[(m, "served", "all")][-1], f1[(m, "plain", "all")][-1]))
-        print(f"\nWCXB dev, {len(f1[(methods[0], 'served', 'all')])} pages (word F1)")
+        print(f"\nWCXB dev, {len(f1[(ours[0], 'served', 'all')])} pages (word F1)")
         print("| method | all, as served | all, plain | articles, as served | articles, plain |\n|---|---|---|---|---|")
-        for m in methods:
+        for m in ours:
             cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in ("served", "plain"))]
             print(f"| {m} | " + " | ".join(f"{c:.4f}" for c in cells) + " |")
     if args.per_page:
