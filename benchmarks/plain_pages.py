@@ -69,10 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     methods = [m for m in methods if m in METHOD_NAMES or m in peers]
     ours = [m for m in methods if m in METHOD_NAMES]
 
-    def body(method: str, html: str, url: str | None) -> str:
+    def run(method: str, html: str, url: str | None) -> tuple[str, str | None]:
+        """The body and (ours only) the page type."""
         if method in METHOD_NAMES:
-            return extract(html, url=url, method=method).body
-        return peers[method](html) or ""  # a peer reads the page as it reads any page
+            got = extract(html, url=url, method=method)
+            return got.body, got.page_type
+        return peers[method](html) or "", None  # a peer reads the page as it reads any page
 
     counts: dict[tuple[str, str], list] = defaultdict(list)
     rows: list[tuple[str, str, str, str, float, float]] = []
@@ -82,15 +84,11 @@ def main(argv: list[str] | None = None) -> int:
             break
         plain = plain_page(s.html)
         for m in methods:
-            counts[(m, "served")].append(benchmark_counts(body(m, s.html, s.url), s.gold_body))
-            if m in METHOD_NAMES:
-                got = extract(plain, method=m)
-                plain_body = got.body
-                if m == "cepr-typed":
-                    types[got.page_type or "none"] += 1
-            else:
-                plain_body = body(m, plain, None)
+            counts[(m, "served")].append(benchmark_counts(run(m, s.html, s.url)[0], s.gold_body))
+            plain_body, plain_type = run(m, plain, None)
             counts[(m, "plain")].append(benchmark_counts(plain_body, s.gold_body))
+            if m == "cepr-typed":
+                types[plain_type or "none"] += 1
             served_f1, plain_f1 = (benchmark_summary(counts[(m, h)][-1:])["f1"] for h in ("served", "plain"))
             rows.append(("aeb", s.id, "article", m, served_f1, plain_f1))
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1)")
@@ -108,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             plain = plain_page(w.html)
             for m in ours:
                 for how, html, url in (("served", w.html, w.url), ("plain", plain, None)):
-                    score = word_f1(extract(html, url=url, method=m).body, w.gold_body)[2]
+                    score = word_f1(run(m, html, url)[0], w.gold_body)[2]
                     f1[(m, how, "all")].append(score)
                     if w.page_type == "article":
                         f1[(m, how, "article")].append(score)

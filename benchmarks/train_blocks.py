@@ -220,13 +220,8 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
                 ptype = "other"
             keep = typed.assemble(p, r["x"], assembly or ptype, r["anc"], params)
             predicted = PAGE_TYPES[int(np.argmax(proba[i]))]
-            if params.drop_repeats and (assembly or ptype) != "article" and predicted not in typed.AUTHORED_TYPES:
-                keep = typed.drop_repeated(keep, r["x"], r["lines"].__getitem__)
-            if params.drop_threads and (assembly or ptype) == "article":
-                keep = keep & ~r["thread"]
-            if params.copy_share < 1.0 and ((assembly or ptype) == "article" or predicted in typed.AUTHORED_TYPES) \
-                    and keep.any():
-                keep = keep & ~typed.story_copies(keep, r["x"], r["lines"].__getitem__, params.copy_share)
+            keep = typed.after_assembly(keep, r["x"], r["lines"].__getitem__, assembly or ptype, predicted,
+                                        lambda r=r: r["thread"], params)
             text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
         else:
             text = ""

@@ -330,8 +330,9 @@ def displayed_headline(page: Page, title: str | None) -> int | None:
 
 def _sentence_anchor(page: Page, candidates: np.ndarray, after: int) -> int | None:
     """The first of the *candidates* (bool ``(N,)``) after index *after* whose display
-    block (line) ends with a sentence mark (``. ! ? …`` and the CJK ones), closing
-    quotes and brackets aside; None if there is none.
+    block (line) ends a sentence (:func:`~scrapy_cepr.core.text.ends_sentence`: a
+    sentence mark of any script, closing quotes and brackets aside); None if there is
+    none.
 
     >>> page = Page.from_html("<p>Updated: 11:02 today</p><p>He <a href=#>left</a> the town.</p>")
     >>> _sentence_anchor(page, np.array([True, True, False, True]), -1)

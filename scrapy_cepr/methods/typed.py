@@ -92,7 +92,8 @@ from ..core.params import check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_packaged
 
-__all__ = ["MODEL_FILE", "TypedParams", "analyse", "assemble", "drop_repeated", "load_model", "run", "story_copies"]
+__all__ = ["MODEL_FILE", "TypedParams", "after_assembly", "analyse", "assemble", "drop_repeated", "load_model", "run",
+           "story_copies"]
 
 logger = logging.getLogger(__name__)
 
@@ -374,6 +375,25 @@ def story_copies(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], mi
     return out
 
 
+def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], assembly: str, ptype: str,
+                   thread: Callable[[], np.ndarray], params: TypedParams = TypedParams()) -> np.ndarray:
+    """Step 5's clean-up of the kept blocks *keep* (bool ``(B,)``) of an assembly
+    (*assembly*: ``"article"`` or another type) on a page whose most probable type is
+    *ptype*: a line kept twice on the other types' pages (:func:`drop_repeated`,
+    ``drop_repeats``), a wrapped comment thread on an article (*thread()*, bool ``(B,)``,
+    called only then; ``drop_threads``), a story printed twice on an article or a
+    document (:func:`story_copies`, ``copy_share``). *x* ``(B, F)`` are the block
+    features, ``line(b)`` block *b*'s text. A new array. The training script
+    (``benchmarks/train_blocks.py``) scores its assemblies through this function too."""
+    if params.drop_repeats and assembly != "article" and ptype not in AUTHORED_TYPES:
+        keep = drop_repeated(keep, x, line)
+    if params.drop_threads and assembly == "article":
+        keep = keep & ~thread()
+    if params.copy_share < 1.0 and (assembly == "article" or ptype in AUTHORED_TYPES) and keep.any():
+        keep = keep & ~story_copies(keep, x, line, params.copy_share)
+    return keep
+
+
 #: Rows × trees per prediction chunk of :func:`predict_blocks`.
 PREDICT_CELLS = 1 << 16
 
@@ -456,12 +476,13 @@ def run(page: Page, params: TypedParams) -> Extraction:
         # Most probably an article, yet no block reaches ``threshold``: CEPR-Article's
         # story, assembled as an article, rather than an empty page.
         keep_blocks = assemble(p, feats.x, "article", regions, params)
-    elif params.drop_repeats and assembly != "article" and ptype not in AUTHORED_TYPES:
-        keep_blocks = drop_repeated(keep_blocks, feats.x, block_line)
-    if assembly == "article" and params.drop_threads and state.table is not None and len(state.table):
-        keep_blocks &= ~_thread_blocks(page, state, art, feats, params.article_params())
-    if params.copy_share < 1.0 and (assembly == "article" or ptype in AUTHORED_TYPES) and keep_blocks.any():
-        keep_blocks &= ~story_copies(keep_blocks, feats.x, block_line, params.copy_share)
+
+    def thread() -> np.ndarray:
+        if state.table is None or not len(state.table):
+            return np.zeros(len(feats), dtype=bool)
+        return _thread_blocks(page, state, art, feats, params.article_params())
+
+    keep_blocks = after_assembly(keep_blocks, feats.x, block_line, assembly, ptype, thread, params)
     if ptype == "article":
         if params.headline:  # the headline's heading in the body, whatever its probability
             keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
