@@ -15,8 +15,12 @@ scores it again (:func:`scrapy_cepr.evaluation.plain_page`):
   ``time`` becomes ``span`` (their text stays where it was);
 * no URL given to the extractor.
 
-For each method: F1 as served (with the URL), F1 as a plain page, and for ``cepr-typed``
-the page types it gives to the plain pages. AEB is scored with the benchmark's shingle
+A third copy, the *br page* (:func:`scrapy_cepr.evaluation.br_page`), is the plain page
+with its paragraphs written the 1990s–2000s way: each ``<p>`` a ``<font>`` followed by
+``<br><br>``, the same lines in a browser.
+
+For each method: F1 as served (with the URL), as a plain page and as a br page, and for
+``cepr-typed`` the page types it gives to the plain pages. AEB is scored with the benchmark's shingle
 F1, WCXB with its word F1 (all pages and articles). Nothing is written; the pages are
 read in place.
 
@@ -28,7 +32,8 @@ read in place.
 without the URL (on the AEB pages only; ``--wcxb`` scores ours).
 
 ``--per-page FILE`` also writes one row per page and method (TSV: corpus, page id, page
-type, method, F1 as served, F1 as a plain page), for paired before/after comparisons.
+type, method, F1 as served, as a plain page, as a br page), for paired before/after
+comparisons.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from scrapy_cepr.evaluation import (
     CORPUS_ENV,
     benchmark_counts,
     benchmark_summary,
+    br_page,
     load_corpus,
     load_wcxb,
     plain_page,
@@ -77,24 +83,26 @@ def main(argv: list[str] | None = None) -> int:
         return peers[method](html) or "", None  # a peer reads the page as it reads any page
 
     counts: dict[tuple[str, str], list] = defaultdict(list)
-    rows: list[tuple[str, str, str, str, float, float]] = []
+    rows: list[tuple[str, str, str, str, float, float, float]] = []
+    copies = ("served", "plain", "br")
     types: Counter[str] = Counter()
     for n, s in enumerate(load_corpus(args.corpus)):
         if args.limit and n >= args.limit:
             break
         plain = plain_page(s.html)
+        pages = {"served": (s.html, s.url), "plain": (plain, None), "br": (br_page(plain), None)}
         for m in methods:
-            counts[(m, "served")].append(benchmark_counts(run(m, s.html, s.url)[0], s.gold_body))
-            plain_body, plain_type = run(m, plain, None)
-            counts[(m, "plain")].append(benchmark_counts(plain_body, s.gold_body))
-            if m == "cepr-typed":
-                types[plain_type or "none"] += 1
-            served_f1, plain_f1 = (benchmark_summary(counts[(m, h)][-1:])["f1"] for h in ("served", "plain"))
-            rows.append(("aeb", s.id, "article", m, served_f1, plain_f1))
+            for how in copies:
+                body, ptype = run(m, *pages[how])
+                counts[(m, how)].append(benchmark_counts(body, s.gold_body))
+                if m == "cepr-typed" and how == "plain":
+                    types[ptype or "none"] += 1
+            rows.append(("aeb", s.id, "article", m,
+                         *(benchmark_summary(counts[(m, h)][-1:])["f1"] for h in copies)))
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1)")
-    print("| method | as served | as plain pages |\n|---|---|---|")
+    print("| method | as served | as plain pages | as br pages |\n|---|---|---|---|")
     for m in methods:
-        print(f"| {m} | {benchmark_summary(counts[(m, 'served')])['f1']:.4f} | {benchmark_summary(counts[(m, 'plain')])['f1']:.4f} |")
+        print(f"| {m} | " + " | ".join(f"{benchmark_summary(counts[(m, h)])['f1']:.4f}" for h in copies) + " |")
     if types:
         print(f"cepr-typed's page types of the plain AEB pages: {dict(types.most_common())}")
 
@@ -104,23 +112,26 @@ def main(argv: list[str] | None = None) -> int:
             if args.limit and n >= args.limit:
                 break
             plain = plain_page(w.html)
+            pages = {"served": (w.html, w.url), "plain": (plain, None), "br": (br_page(plain), None)}
             for m in ours:
-                for how, html, url in (("served", w.html, w.url), ("plain", plain, None)):
+                for how in copies:
+                    html, url = pages[how]
                     score = word_f1(run(m, html, url)[0], w.gold_body)[2]
                     f1[(m, how, "all")].append(score)
                     if w.page_type == "article":
                         f1[(m, how, "article")].append(score)
-                rows.append(("wcxb", w.id, w.page_type, m, f1[(m, "served", "all")][-1], f1[(m, "plain", "all")][-1]))
+                rows.append(("wcxb", w.id, w.page_type, m, *(f1[(m, h, "all")][-1] for h in copies)))
         print(f"\nWCXB dev, {len(f1[(ours[0], 'served', 'all')])} pages (word F1)")
-        print("| method | all, as served | all, plain | articles, as served | articles, plain |\n|---|---|---|---|---|")
+        print("| method | all, as served | all, plain | all, br | articles, as served | articles, plain | articles, br |"
+              "\n|---|---|---|---|---|---|---|")
         for m in ours:
-            cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in ("served", "plain"))]
+            cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in copies)]
             print(f"| {m} | " + " | ".join(f"{c:.4f}" for c in cells) + " |")
     if args.per_page:
         with open(args.per_page, "w", encoding="utf-8") as out:
-            out.write("corpus\tpage\tpage_type\tmethod\tserved_f1\tplain_f1\n")
+            out.write("corpus\tpage\tpage_type\tmethod\tserved_f1\tplain_f1\tbr_f1\n")
             for row in rows:
-                out.write("\t".join(row[:4]) + f"\t{row[4]:.4f}\t{row[5]:.4f}\n")
+                out.write("\t".join(row[:4]) + "".join(f"\t{v:.4f}" for v in row[4:]) + "\n")
     return 0
 
 

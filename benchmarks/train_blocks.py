@@ -33,6 +33,14 @@ on the plain copies; the page type is trained as ``train_pagetype.py`` trains it
 default (its feature-row plain copies; its ``--augment-plain`` is not used). ``--pagetype-seed`` sets
 the page-type model's LightGBM seed for its out-of-fold types (the block classifier's
 seed stays fixed).
+
+Models trained on another page model (``--train-cache DIR``): *DIR* is the cache
+directory of an earlier checkout (its ``cache.pkl`` and page-type feature file, as that
+checkout's ``train_blocks.py --cache DIR/cache.pkl`` left them). The fold models of the
+page type and of the block classifier are fitted on *DIR*'s rows and score this
+checkout's rows of the same pages out of fold: what the models shipped from that
+checkout give on this code, for a change of the page model that ships without a
+retrain. Only the served table is printed (no ablation, no export).
 """
 
 from __future__ import annotations
@@ -271,6 +279,50 @@ def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir, plain: bool = False,
             [] if proba_plain is None else [row.astype(np.float32) for row in proba_plain])
 
 
+def _pagetype_rows(cache_dir: Path) -> np.ndarray:
+    """The page-type feature rows a checkout's ``train_pagetype.load_rows`` cached in
+    *cache_dir* (the served pages, AEB included), whatever that checkout's cache key."""
+    import json
+
+    found = sorted(cache_dir.glob("pagetype-[0-9a-f]*-True.npy"))
+    if len(found) != 1:
+        raise SystemExit(f"{cache_dir}: expected one pagetype-<key>-True.npy, found {len(found)}")
+    meta = json.loads(found[0].with_suffix(".json").read_text())
+    return np.load(found[0]), [m["id"] for m in meta]
+
+
+def trained_elsewhere(rows, train_dir: Path, cache_dir: Path, seed: int | None = None) -> int:
+    """``--train-cache``: the fold models (page type, then blocks) fitted on *train_dir*'s
+    rows, scored on *rows* (this checkout's, same pages and folds)."""
+    import train_pagetype as tp
+
+    with (train_dir / "cache.pkl").open("rb") as fh:
+        train_rows = pickle.load(fh)
+    ids = [r["id"] for r in rows]
+    x_train, train_ids = _pagetype_rows(train_dir)
+    x_here, here_ids = _pagetype_rows(cache_dir)
+    if [r["id"] for r in train_rows] != ids or train_ids != ids or here_ids != ids:
+        raise SystemExit("the two caches do not hold the same pages in the same order")
+    y = np.array([PAGE_TYPES.index(r["type"]) for r in rows])
+    proba_train, proba_here = tp.cross_validate(x_train, y, [r["group"] for r in rows], plain=x_here, seed=seed)
+    wc = np.array([r["corpus"] == "wcxb" for r in rows])
+    for label, pr in (("trained and scored there", proba_train), ("trained there, scored here", proba_here)):
+        print(f"page type {label} (out of fold): WCXB accuracy {np.mean(pr.argmax(1)[wc] == y[wc]):.3f}")
+    proba_train = [row.astype(np.float32) for row in proba_train]
+    proba_here = [row.astype(np.float32) for row in proba_here]
+    xt, yt, wt, gt, page_of_t = design(train_rows, proba_train)
+    xh, yh, wh, gh, page_of_h = design(rows, proba_here)
+    n = len(yt)
+    p_all = oof_probs(np.vstack([xt, xh]), np.concatenate([yt, yh]), np.concatenate([wt, wh]),
+                      np.concatenate([gt, gh]), n_served=n, train_mask=np.arange(n + len(yh)) < n)
+    print(f"\nOut-of-fold word F1 on WCXB dev (macro per page type) and AEB shingle F1, fold models fitted on {train_dir}")
+    print("| variant | all | " + " | ".join(PAGE_TYPES) + " | AEB F1 |")
+    print("|---" * (len(PAGE_TYPES) + 3) + "|")
+    score(train_rows, proba_train, p_all[:n], page_of_t, "cepr-typed, there")
+    score(rows, proba_here, p_all[n:], page_of_h, "cepr-typed, here")
+    return 0
+
+
 def speed(wcxb_dir: str, aeb_dir: str, wcxb_step: int = 3) -> None:
     """Per page, back to back, parse first (after ``gc.collect()``): ``lxml.html.fromstring``,
     then ``extract(html, method=m)``, for cepr-article and cepr-typed; prints the median ms
@@ -326,6 +378,8 @@ def main(argv=None) -> int:
                     help=f"boosting rounds of the block classifier (default {LGB_PARAMS['n_estimators']})")
     ap.add_argument("--learning-rate", type=float, default=LGB_PARAMS["learning_rate"],
                     help=f"its learning rate (default {LGB_PARAMS['learning_rate']})")
+    ap.add_argument("--train-cache", type=Path, metavar="DIR",
+                    help="fit the fold models on another checkout's cache directory and score this one's rows")
     ap.add_argument("--pagetype-seed", type=int, default=None,
                     help="LightGBM seed of the page-type model's out-of-fold types (default: train_pagetype's)")
     args = ap.parse_args(argv)
@@ -335,6 +389,8 @@ def main(argv=None) -> int:
         return 0
     plain = args.report_plain or args.augment_plain
     rows = build_cache(args.wcxb, args.aeb, Path(args.cache))
+    if args.train_cache:
+        return trained_elsewhere(rows, args.train_cache, Path(args.cache).parent, seed=args.pagetype_seed)
     prows = build_cache(args.wcxb, args.aeb, plain_cache_path(Path(args.cache)), plain=True) if plain else []
     if args.types == "gold":
         proba = [one_hot(r["type"]) for r in rows]

@@ -45,6 +45,7 @@ __all__ = [
     "SnippetCounts",
     "benchmark_counts",
     "benchmark_summary",
+    "br_page",
     "corpus_digest",
     "load_corpus",
     "load_wcxb",
@@ -53,6 +54,7 @@ __all__ = [
     "page_f1",
     "page_loss",
     "paper_score",
+    "plain_page",
     "snippet_counts",
     "snippet_summary",
     "word_f1",
@@ -387,6 +389,30 @@ def plain_page(html: str | bytes) -> str:
             el.attrib.pop(name, None)
         if el.tag in PLAIN_PAGE_RENAMES:
             el.tag = PLAIN_PAGE_RENAMES[el.tag]
+    return lxml_html.tostring(root, encoding="unicode")
+
+
+def br_page(html: str | bytes) -> str:
+    """*html* as :func:`plain_page`, with its paragraphs written as pages of the 1990s
+    and 2000s write them: each ``<p>`` becomes a ``<font>`` followed by two ``<br>``
+    (HTML 3.2 had no style sheets; a blank line between paragraphs was two line breaks,
+    and the text was wrapped in ``<font>`` for its face and size). The text and its order
+    are unchanged; a browser shows the same lines. Returns the serialised document (str).
+
+    >>> br_page('<html><body><div><p>One.</p><p>Two <b>bold</b>.</p></div></body></html>')
+    '<html><body><div><font>One.</font><br><br><font>Two <b>bold</b>.</font><br><br></div></body></html>'
+    """
+    from lxml import html as lxml_html
+
+    root = lxml_html.fromstring(plain_page(html).encode("utf-8"), parser=lxml_html.HTMLParser(encoding="utf-8"))
+    for p in list(root.iter("p")):
+        p.tag = "font"
+        p.attrib.clear()
+        parent = p.getparent()
+        at = parent.index(p)
+        breaks = [lxml_html.Element("br"), lxml_html.Element("br")]
+        breaks[1].tail, p.tail = p.tail, None
+        parent[at + 1:at + 1] = breaks
     return lxml_html.tostring(root, encoding="unicode")
 
 

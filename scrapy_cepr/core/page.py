@@ -47,8 +47,15 @@ logger = logging.getLogger(__name__)
 #: their markup would otherwise be text nodes of literal tags).
 NOT_RENDERED_TAGS = ("noframes", "noembed")
 
+#: The elements a browser displays as blocks (HTML, "Rendering": flow content, sections
+#: and headings, lists, tables, form groups; ``center``, ``dir``, ``listing``, ``plaintext``
+#: and ``xmp`` are the obsolete ones pages of the 2000s still carry).
 BLOCK_TAGS = frozenset(
-    ["address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"]
+    ["address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
+     "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
+     "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li",
+     "listing", "main", "menu", "nav", "ol", "p", "plaintext", "pre", "search", "section",
+     "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul", "xmp"]
 )
 _HEADING_TAGS = {"h1": 1, "h2": 2, "h3": 3}
 _BREAKING_TAGS = BLOCK_TAGS | {"br"}
@@ -186,7 +193,8 @@ class Page:
 
     * ``texts``: list of N normalised strings (trimmed, whitespace collapsed);
     * ``path_ids``: int64, index of the node's tag path in ``paths``;
-    * ``blocks``: int64, display-block id; nodes with the same id print on one line;
+    * ``blocks``: int64, display-block id; nodes with the same id print on one line (a
+      new block starts where the nearest block element changes and after a ``<br>``);
     * ``in_link``: bool, the node is inside an ``<a>``;
     * ``owners``: list of N lxml elements that own each text (the parent for a tail).
 
@@ -298,8 +306,11 @@ class Page:
         path_parents, path_names, path_codes, path_level, path_link = paths
         pids = _array(node_paths, np.int64)
         block_el = _array(node_blocks, np.int64)
-        # Lines: a new one where the block element changes or after a block/<br> tail.
-        new_line = _array(breaks, bool)
+        gap_before = _array(gaps, np.int8)
+        # Lines: a new one where the block element changes, after a block's tail, and
+        # after a <br> wherever the next text is (``<br><font>Next paragraph</font>``
+        # starts a line as its tail would).
+        new_line = _array(breaks, bool) | (gap_before == 2)
         if new_line.size:
             new_line[1:] |= block_el[1:] != block_el[:-1]
             new_line[0] = True
@@ -322,7 +333,7 @@ class Page:
             body_nodes=elements,
             body_parents=_array(parents, np.int64),
             owner_nodes=_array(owner_ids, np.int64),
-            gap_before=_array(gaps, np.int8),
+            gap_before=gap_before,
             json_ld=json_ld,
             itemtypes=itemtypes,
         )
