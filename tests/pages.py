@@ -46,3 +46,12 @@ def write_wcxb_split(root, pages: dict) -> None:
         (root / "dev" / "ground-truth" / f"{fid}.json").write_text(json.dumps(gt), encoding="utf-8")
         files[fid] = {"split": "dev", "page_type": ptype, "domain": domain}
     (root / "metadata.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+
+
+def page_lines(page) -> list[str]:
+    """The lines of a :class:`~scrapy_cepr.core.page.Page`: its text nodes joined by
+    display block (one space between them), in order."""
+    out: dict[int, list[str]] = {}
+    for text, block in zip(page.texts, page.blocks.tolist()):
+        out.setdefault(block, []).append(text)
+    return [" ".join(texts) for texts in out.values()]

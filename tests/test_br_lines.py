@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pages import page_lines
 
 from scrapy_cepr import extract
 from scrapy_cepr.core.page import Page
@@ -39,31 +40,23 @@ RELATED = [
 NAVIGATION = ["Local news", "Council", "Schools", "Farming", "Football", "Sailing", "Archive"]  # the left column
 
 
-def _lines(page: Page) -> list[str]:
-    """The page's lines: its text nodes joined by display block, as the body joins them."""
-    out: dict[int, list[str]] = {}
-    for text, block in zip(page.texts, page.blocks.tolist()):
-        out.setdefault(block, []).append(text)
-    return [" ".join(texts) for texts in out.values()]
-
-
 def test_a_br_starts_a_line_before_an_inline_element():
     page = Page.from_html(
         "<html><body><td><font>One two.</font><br><br><font>Three <i>four</i>.</font><br>"
         "<b>Five</b> six<br>seven <a href='/x'>eight</a></td></body></html>"
     )
-    assert _lines(page) == ["One two.", "Three four .", "Five six", "seven eight"]  # (nodes joined by a space)
+    assert page_lines(page) == ["One two.", "Three four .", "Five six", "seven eight"]  # (nodes joined by a space)
     # What separates the nodes is unchanged: the body still joins them as a browser does.
     assert page.gap_before.tolist() == [0, 2, 1, 0, 2, 1, 2, 1]
 
 
 def test_inline_elements_without_a_br_stay_on_one_line():
     page = Page.from_html("<html><body><p><font>One</font> <b>two</b> <a href='/x'>three</a>.</p></body></html>")
-    assert _lines(page) == ["One two three ."]
+    assert page_lines(page) == ["One two three ."]
 
 
 def test_the_fixture_story_is_one_line_per_paragraph():
-    lines = _lines(Page.from_html(FIXTURE.read_bytes()))
+    lines = page_lines(Page.from_html(FIXTURE.read_bytes()))
     assert "Harbour road to close for repairs" in lines
     for start in STORY:
         assert sum(line.startswith(start) for line in lines) == 1, start
@@ -85,12 +78,12 @@ def test_br_paragraphs_story_without_related_links_and_navigation(method):
         assert nav not in body and not any(line.startswith(nav + " ") for line in body), nav
 
 
-def test_br_page_shows_the_same_lines():
+def test_br_page_shows_the_samepage_lines():
     html = (
         "<html><body><div><h1>Title</h1><p>First <b>bold</b> paragraph.</p><p>Second one.</p>"
         "<ul><li>A list item</li></ul><p>Last.</p></div></body></html>"
     )
-    assert _lines(Page.from_html(br_page(html))) == _lines(Page.from_html(plain_page(html))) == [
+    assert page_lines(Page.from_html(br_page(html))) == page_lines(Page.from_html(plain_page(html))) == [
         "Title", "First bold paragraph.", "Second one.", "A list item", "Last."]
 
 
@@ -101,4 +94,4 @@ def test_obsolete_block_elements_start_a_line():
         "<html><body><td>Last sentence.<center>Copyright 2004</center>More<dir><li>one</li></dir>"
         "<menu><li>two</li></menu></td></body></html>"
     )
-    assert _lines(page) == ["Last sentence.", "Copyright 2004", "More", "one", "two"]
+    assert page_lines(page) == ["Last sentence.", "Copyright 2004", "More", "one", "two"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pages import page_lines
 
 from scrapy_cepr import extract
 from scrapy_cepr.core.page import Page
@@ -39,21 +40,13 @@ def _html(name: str) -> str:
     return (FIXTURES / f"rows_{name}.html").read_text(encoding="utf-8")
 
 
-def _lines(page: Page) -> list[str]:
-    """The page's lines: its text nodes joined by display block, as the body joins them."""
-    out: dict[int, list[str]] = {}
-    for text, block in zip(page.texts, page.blocks.tolist()):
-        out.setdefault(block, []).append(text)
-    return [" ".join(texts) for texts in out.values()]
-
-
 def test_data_row_is_one_line():
     page = Page.from_html(
         "<body><p>Before.</p><table><thead><tr><th>Pos</th><th>Name</th></tr></thead>"
         "<tr><td>1</td><td><a href='/x'>Kyle</a> <b>Busch</b></td><td>5040</td></tr>"
         "<tr><td>2</td><td>Ann</td><td>4990</td></tr></table><p>After.</p></body>"
     )
-    assert _lines(page) == ["Before.", "Pos Name", "1 Kyle Busch 5040", "2 Ann 4990", "After."]
+    assert page_lines(page) == ["Before.", "Pos Name", "1 Kyle Busch 5040", "2 Ann 4990", "After."]
 
 
 def test_cells_of_a_row_are_apart_in_the_body():
@@ -75,7 +68,7 @@ def test_row_with_block_content_keeps_one_line_per_cell():
         "<body><table><tr><td><a href='/'>Home</a><br><a href='/n'>News</a></td>"
         "<td><p>The story's first paragraph.</p><p>Its second one.</p></td></tr></table></body>"
     )
-    lines = _lines(page)
+    lines = page_lines(page)
     assert "The story's first paragraph." in lines and "Its second one." in lines
     assert not any("Home" in line and "story" in line for line in lines)
 
@@ -89,7 +82,7 @@ def test_row_with_block_content_keeps_one_line_per_cell():
     ],
 )
 def test_a_cell_that_breaks_into_lines_keeps_the_row_apart(cells):
-    lines = _lines(Page.from_html(f"<body><table><tr>{cells}</tr></table></body>"))
+    lines = page_lines(Page.from_html(f"<body><table><tr>{cells}</tr></table></body>"))
     assert "Story text." in lines
     assert not any("Home" in line and "Story" in line for line in lines)
 
@@ -99,7 +92,7 @@ def test_data_table_inside_a_layout_cell():
         "<body><table><tr><td>Menu</td><td><p>Results:</p><table><tr><td>1</td><td>Ann</td></tr>"
         "<tr><td>2</td><td>Bo</td></tr></table></td></tr></table></body>"
     )
-    assert _lines(page) == ["Menu", "Results:", "1 Ann", "2 Bo"]
+    assert page_lines(page) == ["Menu", "Results:", "1 Ann", "2 Bo"]
 
 
 def test_cells_outside_a_row_and_heading_runs():
@@ -107,7 +100,7 @@ def test_cells_outside_a_row_and_heading_runs():
     the row's line and still a heading run of its own."""
     page = Page.from_html("<body><table><td>Loose</td><td>cells</td></table>"
                           "<table><tr><td><h2>Group A</h2></td></tr><tr><td>x</td><td>y</td></tr></table></body>")
-    assert _lines(page) == ["Loose", "cells", "Group A", "x y"]
+    assert page_lines(page) == ["Loose", "cells", "Group A", "x y"]
     assert [(level, page.texts[first]) for level, first, _ in page.headings] == [(2, "Group A")]
 
 
@@ -137,7 +130,7 @@ def test_product_specification_table(page_type):
 @pytest.mark.parametrize("method", ["cepr-article", "cepr-typed"])
 def test_layout_table_story_without_its_navigation_column(method):
     html = _html("layout_story")
-    lines = _lines(Page.from_html(html))
+    lines = page_lines(Page.from_html(html))
     assert "The Kelby Gazette" in lines and "Ferry service to return in May" in lines
     assert not any("Weather" in line and ("Kelby" in line or "ferry" in line) for line in lines)
     body = extract(html, method=method).body
