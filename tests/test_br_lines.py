@@ -78,7 +78,7 @@ def test_br_paragraphs_story_without_related_links_and_navigation(method):
         assert nav not in body and not any(line.startswith(nav + " ") for line in body), nav
 
 
-def test_br_page_shows_the_samepage_lines():
+def test_br_page_shows_the_same_lines():
     html = (
         "<html><body><div><h1>Title</h1><p>First <b>bold</b> paragraph.</p><p>Second one.</p>"
         "<ul><li>A list item</li></ul><p>Last.</p></div></body></html>"
