@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.limit and n >= args.limit:
             break
         plain = plain_page(s.html)
-        pages = {"served": (s.html, s.url), "plain": (plain, None), "br": (br_page(plain), None)}
+        pages = {"served": (s.html, s.url), "plain": (plain, None), "br": (br_page(s.html), None)}
         for m in methods:
             for how in copies:
                 body, ptype = run(m, *pages[how])
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.limit and n >= args.limit:
                 break
             plain = plain_page(w.html)
-            pages = {"served": (w.html, w.url), "plain": (plain, None), "br": (br_page(plain), None)}
+            pages = {"served": (w.html, w.url), "plain": (plain, None), "br": (br_page(w.html), None)}
             for m in ours:
                 for how in copies:
                     html, url = pages[how]

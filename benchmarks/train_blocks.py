@@ -279,9 +279,10 @@ def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir, plain: bool = False,
             [] if proba_plain is None else [row.astype(np.float32) for row in proba_plain])
 
 
-def _pagetype_rows(cache_dir: Path) -> np.ndarray:
+def _pagetype_rows(cache_dir: Path) -> tuple[np.ndarray, list[str]]:
     """The page-type feature rows a checkout's ``train_pagetype.load_rows`` cached in
-    *cache_dir* (the served pages, AEB included), whatever that checkout's cache key."""
+    *cache_dir* (the served pages, AEB included), whatever that checkout's cache key, and
+    the pages' ids."""
     import json
 
     found = sorted(cache_dir.glob("pagetype-[0-9a-f]*-True.npy"))

@@ -376,6 +376,13 @@ def plain_page(html: str | bytes) -> str:
     """
     from lxml import html as lxml_html
 
+    return lxml_html.tostring(_plain_root(html), encoding="unicode")
+
+
+def _plain_root(html: str | bytes):
+    """:func:`plain_page`'s document as an lxml tree (parsed once, rewritten in place)."""
+    from lxml import html as lxml_html
+
     from .core.page import decode_html, drop_hidden_microdata
 
     root = lxml_html.fromstring(decode_html(html).encode("utf-8"), parser=lxml_html.HTMLParser(encoding="utf-8"))
@@ -389,7 +396,7 @@ def plain_page(html: str | bytes) -> str:
             el.attrib.pop(name, None)
         if el.tag in PLAIN_PAGE_RENAMES:
             el.tag = PLAIN_PAGE_RENAMES[el.tag]
-    return lxml_html.tostring(root, encoding="unicode")
+    return root
 
 
 def br_page(html: str | bytes) -> str:
@@ -404,7 +411,7 @@ def br_page(html: str | bytes) -> str:
     """
     from lxml import html as lxml_html
 
-    root = lxml_html.fromstring(plain_page(html).encode("utf-8"), parser=lxml_html.HTMLParser(encoding="utf-8"))
+    root = _plain_root(html)
     for p in list(root.iter("p")):
         p.tag = "font"
         p.attrib.clear()
