@@ -19,8 +19,10 @@ __all__ = ["extract", "extract_with_page", "with_confidence"]
 def extract(html: str | bytes, *, url: str | None = None, method: str = DEFAULT_METHOD, encoding: str | None = None, **params: Any) -> Extraction:
     """Extract the title and the main content (body) of a news page.
 
-    :param html: the page as ``str`` or ``bytes`` (bytes are decoded with w3lib: BOM,
-        *encoding*, ``<meta charset>``, then UTF-8 with replacement characters).
+    :param html: the page as ``str`` or ``bytes`` (bytes are decoded as
+        :func:`scrapy_cepr.core.page.decode_html` does: BOM, *encoding*, ``<meta
+        charset>``, then UTF-8 with replacement characters; without *encoding*, valid
+        UTF-8 bytes are UTF-8 whatever their ``<meta charset>`` says).
     :param url: the page's URL, copied into the result.
     :param method: one of :data:`scrapy_cepr.METHOD_NAMES`; default
         :data:`scrapy_cepr.methods.DEFAULT_METHOD`, ``"cepr-typed"`` (CEPR-Article's

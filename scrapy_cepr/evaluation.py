@@ -423,6 +423,31 @@ def br_page(html: str | bytes) -> str:
     return lxml_html.tostring(root, encoding="unicode")
 
 
+_CHARSET_DECLARATION_RE = re.compile(r"<meta\b[^>]*?\bcharset\s*=[^>]*>|<\?xml\b[^>]*>", re.IGNORECASE)
+_HEAD_RE = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
+
+
+def stale_charset_page(html: str | bytes, charset: str) -> bytes:
+    """*html* as a page transcoded to UTF-8 after it was fetched, whose markup still
+    names the legacy *charset* it was served in: a robustness probe for decoders (an
+    archive, a corpus or a saved page often keeps such a ``<meta>``). The page is decoded
+    as :func:`scrapy_cepr.core.page.decode_html` does; its charset declarations (every
+    ``<meta>`` with a ``charset`` and the XML declaration) are removed, ``<meta
+    charset="…">`` naming *charset* is put first in the ``<head>`` (first in the page
+    without one), and the result is encoded in UTF-8. The text is unchanged.
+
+    >>> stale_charset_page('<html><head><meta charset="utf-8"><title>Café</title></head></html>', "gbk")
+    b'<html><head><meta charset="gbk"><title>Caf\\xc3\\xa9</title></head></html>'
+    """
+    from .core.page import decode_html
+
+    source = _CHARSET_DECLARATION_RE.sub("", decode_html(html))
+    meta = f'<meta charset="{charset}">'
+    head = _HEAD_RE.search(source)
+    at = head.end() if head else 0
+    return (source[:at] + meta + source[at:]).encode("utf-8")
+
+
 @dataclass(frozen=True)
 class WcxbSample(Sample):
     """One WCXB page: a :class:`Sample` (``gold_body`` is ``ground_truth.main_content``)

@@ -118,6 +118,46 @@ def test_http_encoding_overrides_meta():
     assert extract(page, encoding="cp1252").title == "Café"
 
 
+RU_PAGE = (
+    '<html><head><meta charset="{charset}"><title>x</title></head><body><h1>Мост откроют весной</h1>'
+    "<div><p>Городской совет во вторник проголосовал за реконструкцию старого моста через реку.</p>"
+    "<p>Работы начнутся весной, бюджет около сорока миллионов рублей утверждён большинством.</p>"
+    "<p>Жители говорят, что ждали этого решения много лет и рады ему.</p></div></body></html>"
+)
+
+
+@pytest.mark.parametrize("charset", ["windows-1251", "koi8-r", "gbk", "shift_jis", "iso-8859-1"])
+def test_utf8_bytes_with_a_stale_meta_charset_are_utf8(charset):
+    # A page transcoded to UTF-8 after it was saved, its <meta> still naming the legacy
+    # encoding: read as the UTF-8 it is, not as mojibake.
+    result = extract(RU_PAGE.format(charset=charset).encode("utf-8"))
+    assert result.title == "Мост откроют весной"
+    assert "реконструкцию старого моста" in result.body
+
+
+@pytest.mark.parametrize("charset", ["windows-1251", "koi8-r"])
+def test_legacy_bytes_with_their_meta_charset_still_decode(charset):
+    # The same page really in that encoding is not valid UTF-8: its declaration holds.
+    result = extract(RU_PAGE.format(charset=charset).encode(charset))
+    assert result.title == "Мост откроют весной"
+    assert "реконструкцию старого моста" in result.body
+
+
+def test_utf8_bytes_follow_a_given_encoding():
+    # encoding= (the HTTP header; a crawl passes Scrapy's) is followed, as response.text does.
+    page = RU_PAGE.format(charset="utf-8").encode("utf-8")
+    assert extract(page, encoding="cp1251").title == "Мост откроют весной".encode().decode("cp1251")
+
+
+def test_ascii_bytes_keep_their_seven_bit_charset():
+    # ISO-2022-JP writes Japanese in 7-bit escapes: all-ASCII bytes keep their declaration.
+    text = "東京の新しい橋は春に開通する予定です。"
+    page = (f'<html><head><meta charset="iso-2022-jp"></head><body><h1>{text}</h1>' + ARTICLE
+            + "</body></html>").encode("iso-2022-jp")
+    assert page.isascii()
+    assert extract(page).title == text
+
+
 def test_invalid_utf8_is_replaced_not_raised():
     page = b"<html><head><meta charset=utf-8></head><body><h1>Bad \xff\xfe bytes</h1>" + ARTICLE.encode() + b"</body></html>"
     result = extract(page)

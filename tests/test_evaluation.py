@@ -18,6 +18,7 @@ from scrapy_cepr.evaluation import (
     macro_paper,
     paper_score,
     plain_page,
+    stale_charset_page,
 )
 
 # ----------------------------------------------------------------------- paper metric
@@ -189,6 +190,19 @@ def test_plain_page_drops_declarations_and_html5_sections():
         "<h1>Harbour wall repaired</h1><p>The wall was repaired <span>today</span>.</p></div>"
         "<div>Contact</div></body></html>"
     )
+
+
+def test_stale_charset_page_declares_a_legacy_charset_over_utf8_bytes():
+    # Every declaration goes (the <meta charset>, the http-equiv one, the XML
+    # declaration); the legacy one comes first in the head; the text is UTF-8 as before.
+    html = ('<?xml version="1.0" encoding="utf-8"?><html><head><meta charset="utf-8">'
+            '<meta http-equiv="Content-Type" content="text/html; charset=utf-8"><title>Café</title></head>'
+            "<body><p>Straße</p></body></html>").encode()
+    out = stale_charset_page(html, "windows-1251")
+    assert out == ('<html><head><meta charset="windows-1251"><title>Café</title></head>'
+                   "<body><p>Straße</p></body></html>").encode()
+    # Without a head, the declaration opens the page.
+    assert stale_charset_page("<p>ü</p>", "gbk") == '<meta charset="gbk"><p>ü</p>'.encode()
 
 
 def test_plain_page_drops_a_hidden_microdata_copy():

@@ -77,6 +77,15 @@ def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     saved without its HTTP header: windows-1251, GBK, Shift_JIS …; WHATWG Encoding's
     sniffing allows such a frequency analysis), else UTF-8.
 
+    One exception to that order: without *encoding*, bytes that hold non-ASCII text and
+    are valid UTF-8 are UTF-8 whatever their ``<meta charset>`` says. Such a ``<meta>`` is
+    stale: the page was transcoded to UTF-8 after it was fetched (an archive, a corpus, a
+    saved page), and text in a legacy encoding (windows-1251, GBK, Shift_JIS, EUC-KR,
+    ISO-8859-x) with its non-ASCII letters is practically never valid UTF-8 by chance
+    (Dürst, "The properties and promises of UTF-8", 1997). Bytes that are all ASCII keep
+    their declaration (ISO-2022-JP and HZ write their text in 7-bit escapes). A crawl
+    passes Scrapy's encoding as *encoding*, so its text stays ``response.text``.
+
     Invalid byte sequences become U+FFFD, never an exception. A label that names no text
     encoding (``uu``, ``rot13``, ``base64``, ``undefined`` …, where w3lib raises
     LookupError or UnicodeError) is ignored, as a browser ignores an unknown label
@@ -89,12 +98,19 @@ def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     '<p>Hello</p>'
     >>> decode_html(("<p>" + "Министр заявил, что программа начнётся весной. " * 3 + "</p>").encode("cp1251"))[3:10]
     'Министр'
+    >>> decode_html('<meta charset="windows-1251"><p>Министр</p>'.encode("utf-8"))[-14:]
+    '<p>Министр</p>'
     """
     if isinstance(html, str):
         return html
     if not isinstance(html, (bytes, bytearray, memoryview)):
         raise TypeError(f"html must be str or bytes, not {type(html).__name__}")
     data = bytes(html)
+    if encoding is None and not data.isascii():
+        try:  # valid UTF-8 is UTF-8 (docstring); the decode fails at the first invalid byte
+            return data.decode("utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8")
+        except UnicodeDecodeError:
+            pass
     headers: list[str | None] = [f"text/html; charset={encoding}"] if encoding else []
     headers += [None, "text/html; charset=utf-8"]  # then <meta charset>, then UTF-8
     for header in headers:

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Robustness to stale charset declarations: the corpus pages transcoded to UTF-8 with a
+``<meta charset>`` that still names a legacy encoding, F1 beside the pages as served, in
+one run.
+
+A page archived, collected into a corpus or saved from a browser is often stored in
+UTF-8 while its markup still declares the encoding it was served in (windows-1252,
+windows-1251, GBK, Shift_JIS …). An extractor that believes the declaration reads the
+text as mojibake. This script rewrites every page of the article-extraction-benchmark
+(and, with ``--wcxb``, of WCXB dev) so
+(:func:`scrapy_cepr.evaluation.stale_charset_page`), once per charset of ``--charsets``,
+and gives each extractor the page's bytes, with the URL, as it would read a stored page.
+
+For each method: F1 as served and with each stale declaration. AEB is scored with the
+benchmark's shingle F1, WCXB with its word F1 (all pages). Nothing is written; the pages
+are read in place.
+
+    CEPR_BENCHMARK_DIR=… PYTHONPATH=$PWD python benchmarks/stale_charset.py \\
+        [--methods cepr-typed,cepr-article,trafilatura,readability] \\
+        [--charsets windows-1252,windows-1251,gbk,shift_jis] [--wcxb $CEPR_WCXB_DIR] [--limit N]
+
+``--methods`` may name the peers of ``benchmarks/compare.py`` (``trafilatura``,
+``readability``, ``justext``); they read the same bytes (on the AEB pages only; ``--wcxb``
+scores ours). A peer that raises on a page is scored as empty there, and counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter, defaultdict
+
+from compare import build_extractors
+
+from scrapy_cepr import METHOD_NAMES, extract
+from scrapy_cepr.evaluation import (
+    CORPUS_ENV,
+    benchmark_counts,
+    benchmark_summary,
+    load_corpus,
+    load_wcxb,
+    stale_charset_page,
+    word_f1,
+)
+
+#: The legacy encodings declared by default: western European, Cyrillic, Chinese and
+#: Japanese pages' most common ones before UTF-8.
+CHARSETS = ("windows-1252", "windows-1251", "gbk", "shift_jis")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", default=os.environ.get(CORPUS_ENV), help=f"AEB directory (default ${CORPUS_ENV})")
+    parser.add_argument("--wcxb", help="also WCXB dev pages (directory)")
+    parser.add_argument("--methods", default="cepr-typed,cepr-article,trafilatura,readability")
+    parser.add_argument("--charsets", default=",".join(CHARSETS), help="legacy charsets to declare")
+    parser.add_argument("--limit", type=int, default=0, help="first N pages of each corpus")
+    args = parser.parse_args(argv)
+    if not args.corpus:
+        parser.error(f"no corpus: set {CORPUS_ENV} or pass --corpus")
+    methods = args.methods.split(",")
+    charsets = [c for c in args.charsets.split(",") if c]
+    peers, notes = build_extractors([m for m in methods if m not in METHOD_NAMES] or ["fulltext"])
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    methods = [m for m in methods if m in METHOD_NAMES or m in peers]
+    ours = [m for m in methods if m in METHOD_NAMES]
+    copies = ["served", *charsets]
+
+    failures: Counter[str] = Counter()
+
+    def run(method: str, html: str | bytes, url: str | None) -> str:
+        if method in METHOD_NAMES:
+            return extract(html, url=url, method=method).body
+        try:
+            return peers[method](html) or ""  # a peer reads the bytes as it reads any page
+        except Exception:  # noqa: BLE001 - a failing peer is scored as empty, and counted
+            failures[method] += 1
+            return ""
+
+    counts: dict[tuple[str, str], list] = defaultdict(list)
+    for n, s in enumerate(load_corpus(args.corpus)):
+        if args.limit and n >= args.limit:
+            break
+        pages = {"served": s.html, **{c: stale_charset_page(s.html, c) for c in charsets}}
+        for m in methods:
+            for how in copies:
+                counts[(m, how)].append(benchmark_counts(run(m, pages[how], s.url), s.gold_body))
+        if (n + 1) % 50 == 0:
+            print(f"  {n + 1} AEB pages", file=sys.stderr)
+    print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1), bytes in")
+    print("| method | as served | " + " | ".join(f"`{c}` declared" for c in charsets) + " |")
+    print("|---|---|" + "---|" * len(charsets))
+    for m in methods:
+        print(f"| {m} | " + " | ".join(f"{benchmark_summary(counts[(m, h)])['f1']:.4f}" for h in copies) + " |")
+    if failures:
+        print("failed (scored as empty): " + ", ".join(f"{m} {n} pages" for m, n in failures.items()))
+
+    if args.wcxb and ours:
+        f1: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for n, w in enumerate(load_wcxb(args.wcxb)):
+            if args.limit and n >= args.limit:
+                break
+            pages = {"served": w.html, **{c: stale_charset_page(w.html, c) for c in charsets}}
+            for m in ours:
+                for how in copies:
+                    f1[(m, how)].append(word_f1(run(m, pages[how], w.url), w.gold_body)[2])
+        print(f"\nWCXB dev, {len(f1[(ours[0], 'served')])} pages (word F1, all pages), bytes in")
+        print("| method | as served | " + " | ".join(f"`{c}` declared" for c in charsets) + " |")
+        print("|---|---|" + "---|" * len(charsets))
+        for m in ours:
+            print(f"| {m} | " + " | ".join(f"{sum(v) / len(v):.4f}" for v in (f1[(m, h)] for h in copies)) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
