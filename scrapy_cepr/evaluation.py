@@ -448,6 +448,25 @@ def stale_charset_page(html: str | bytes, charset: str) -> bytes:
     return (source[:at] + meta + source[at:]).encode("utf-8")
 
 
+#: The response head that :func:`http_head_page` puts before a page.
+HTTP_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nServer: Apache\r\n\r\n"
+
+
+def http_head_page(html: str | bytes) -> bytes:
+    """*html* as a crawler that stores the whole HTTP response stores it: the status line
+    and headers (:data:`HTTP_HEAD`) first, then the page, decoded as
+    :func:`scrapy_cepr.core.page.decode_html` does and encoded in UTF-8 (the header says
+    so). A robustness probe: the text before ``<html>`` starts the body, in a browser as
+    in libxml2, and the page's ``<title>`` and ``<meta>`` follow it there.
+
+    >>> http_head_page("<html><body><p>Hi</p></body></html>")[-39:]
+    b'\\r\\n\\r\\n<html><body><p>Hi</p></body></html>'
+    """
+    from .core.page import decode_html
+
+    return HTTP_HEAD + decode_html(html).encode("utf-8")
+
+
 @dataclass(frozen=True)
 class WcxbSample(Sample):
     """One WCXB page: a :class:`Sample` (``gold_body`` is ``ground_truth.main_content``)

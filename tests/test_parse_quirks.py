@@ -13,7 +13,14 @@ from lxml import etree
 
 from scrapy_cepr import METHOD_NAMES, ExtractionError, extract
 from scrapy_cepr.core.page import Page
-from scrapy_cepr.core.parse import MAX_DEPTH, encode_source, flatten_source, parse_html, repair_layout
+from scrapy_cepr.core.parse import (
+    MAX_DEPTH,
+    encode_source,
+    flatten_source,
+    parse_html,
+    repair_layout,
+    restore_head,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: The methods that parse with our page model (core/parse.py).
@@ -75,6 +82,42 @@ def test_ordinary_page_is_not_rearranged():
     root = parse_html(encode_source(fixture("article_basic.html")))
     before = etree.tostring(root)
     assert repair_layout(root) is False
+    assert etree.tostring(root) == before
+
+
+# 6. Text before the head ----------------------------------------------------------
+
+HTTP_HEAD = "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+
+
+def test_libxml2_puts_the_head_in_the_body_after_text_before_it():
+    # The quirk itself: text before <html> starts the body, and the title follows it.
+    data = (HTTP_HEAD + fixture("article_basic.html")).encode()
+    root = etree.fromstring(data, etree.HTMLParser())
+    assert root.find("head") is None and root.find("body/title") is not None
+    assert root.get("lang") is None
+
+
+def test_text_before_the_head_keeps_the_title_and_the_story_for_every_method():
+    html = fixture("article_basic.html")
+    stored = HTTP_HEAD + html
+    page, plain = Page.from_html(stored), Page.from_html(html)
+    assert page.html_title == plain.html_title == "Harbour bridge reopens after repairs | The Daily Planet"
+    assert page.root.get("lang") == "en"  # the late <html> start tag's attribute
+    # The title element is not displayed: its text is no text node of the body.
+    assert "Harbour bridge reopens after repairs | The Daily Planet" not in page.texts
+    assert page.texts[0] == "HTTP/1.1 200 OK Content-Type: text/html; charset=utf-8"
+    assert page.texts[1:] == plain.texts
+    for method in PAGE_MODEL_METHODS:  # the same body (a method that keeps every line keeps that one too)
+        body = extract(stored, method=method).body.removeprefix(page.texts[0] + "\n")
+        assert body == extract(html, method=method).body, method
+    assert extract(stored).title == extract(html).title
+
+
+def test_a_page_with_its_head_is_not_restored():
+    root = parse_html(encode_source(fixture("article_basic.html")))
+    before = etree.tostring(root)
+    assert restore_head(root, b"<html lang=de>") is False
     assert etree.tostring(root) == before
 
 

@@ -41,6 +41,14 @@ Two more repairs keep a page's text (issue 17):
 5. **Content only inside ``<noscript>``** (forum engines, script-rendered sites) would be
    removed with the other :data:`REMOVED_TAGS`: :func:`noscript_fallback` keeps it when
    it is the page.
+6. **Text before the head** (a stored page that begins with its HTTP response headers, a
+   "URL: …" line, a stray word) starts the body at once, in a browser as in libxml2
+   (WHATWG HTML §13.2.6.4.1–4: text "before html" and "in head" closes the head), so the
+   page's ``<title>``, ``<meta>`` and ``<link>`` elements land in the body, where a
+   browser does not display them and still reads the first ``<title>`` as the document's
+   title; libxml2 also drops the attributes of the late ``<html>`` start tag (``lang``),
+   which a browser adds to the root. :func:`restore_head` moves that metadata into a
+   ``<head>`` and gives the root the attributes.
 
 On an ordinary page the checks cost a look at the parser's last error, at the children
 of ``<html>`` and at those of ``<head>``; nothing is re-parsed or moved.
@@ -191,6 +199,7 @@ def parse_html(data: bytes, *, json_ld: list[str] | None = None, also_removed: t
             logger.debug("the <title> had no end tag and held the page: closed at its first tag")
             root = again
     repair_layout(root)
+    restore_head(root, data)
     noscript_fallback(root)
     if json_ld is not None:
         for script in root.iter("script"):
@@ -375,6 +384,63 @@ def repair_layout(root: etree._Element) -> bool:
     body.tail = None
     # Tags that a browser ignores inside the body: their content stays in place.
     etree.strip_tags(body, "html", "head", "body")
+    return True
+
+
+#: Head metadata that :func:`restore_head` moves back into the head (the scripts and
+#: styles that come with them are removed wherever they are).
+_HEAD_METADATA = frozenset(["title", "meta", "link", "base"])
+_HTML_START_RE = re.compile(rb"<html\b[^>]*>", re.IGNORECASE)
+
+
+def restore_head(root: etree._Element, data: bytes = b"") -> bool:
+    """Case 6 of the module doc: on a page without ``<head>`` whose body opens with head
+    metadata (text before the head started the body), move the ``title``, ``meta``,
+    ``link`` and ``base`` elements of that opening run into a new ``<head>`` (their tails
+    stay in the body) and give the root the attributes of the first ``<html>`` start tag
+    of *data* that it lacks (WHATWG HTML §13.2.6.4.7, an ``html`` start tag "in body").
+    Returns True if the tree was changed; nothing is done on a page with a head.
+
+    >>> data = (b"HTTP/1.1 200 OK <html lang=de><head><title>T</title><meta name=a content=b></head>"
+    ...         b"<body><p>Story</p></body></html>")
+    >>> root = etree.fromstring(data, etree.HTMLParser())
+    >>> etree.tostring(root)
+    b'<html><body>HTTP/1.1 200 OK <title>T</title><meta name="a" content="b"/><p>Story</p></body></html>'
+    >>> restore_head(root, data), etree.tostring(root)
+    (True, b'<html lang="de"><head><title>T</title><meta name="a" content="b"/></head><body>HTTP/1.1 200 OK <p>Story</p></body></html>')
+    """
+    if root.find("head") is not None:
+        return False
+    body = root.find("body")
+    if body is None:
+        return False
+    run: list[etree._Element] = []
+    for child in body:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag not in HEAD_TAGS:
+            if child.tag == "p" and not len(child) and not run:
+                continue  # the stray text, in a paragraph of its own (libxml2 before 2.14)
+            break
+        run.append(child)
+    moved = [el for el in run if el.tag in _HEAD_METADATA]
+    if not any(el.tag == "title" for el in moved):
+        return False
+    head = etree.Element("head")
+    root.insert(0, head)
+    for el in moved:
+        remove_keeping_tail(el)
+        el.tail = None
+        head.append(el)
+    start = _HTML_START_RE.search(data)
+    if start:
+        tag = etree.fromstring(start.group(0) + b"</html>", etree.HTMLParser(no_network=True))
+        for name, value in tag.attrib.items():
+            if root.get(name) is None:
+                try:
+                    root.set(name, value)
+                except ValueError:  # a name lxml cannot set: the browser's root may have it, ours not
+                    continue
     return True
 
 

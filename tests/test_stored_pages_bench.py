@@ -1,6 +1,6 @@
-"""benchmarks/stale_charset.py on a one-page corpus in the article-extraction-benchmark's
+"""benchmarks/stored_pages.py on a one-page corpus in the article-extraction-benchmark's
 layout, written here: a Russian story whose gold body is its three paragraphs, scored as
-served and transcoded with a stale ``<meta charset>``."""
+served, transcoded with a stale ``<meta charset>`` and with the HTTP response head first."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ PAGE = (
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("stale_charset_bench", BENCH / "stale_charset.py")
+    spec = importlib.util.spec_from_file_location("stored_pages_bench", BENCH / "stored_pages.py")
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(BENCH))  # the script imports benchmarks/compare.py
     try:
@@ -47,11 +47,12 @@ def corpus(tmp_path):
     return tmp_path
 
 
-def test_stale_declarations_score_as_served(corpus, capsys):
+def test_stored_copies_score_as_served(corpus, capsys):
     bench = _load()
     assert bench.main(["--corpus", str(corpus), "--methods", "cepr-article",
                        "--charsets", "windows-1251,gbk"]) == 0
     out = capsys.readouterr().out
-    assert "| method | as served | `windows-1251` declared | `gbk` declared |" in out
-    # The story is found whole in every copy: the stale <meta> does not turn it to mojibake.
-    assert "| cepr-article | 1.0000 | 1.0000 | 1.0000 |" in out
+    assert "| method | as served | `windows-1251` declared | `gbk` declared | HTTP head first |" in out
+    # The story is found whole in every copy: the stale <meta> does not turn it to
+    # mojibake, and the response head before <html> moves neither title nor story.
+    assert "| cepr-article | 1.0000 | 1.0000 | 1.0000 | 1.0000 |" in out

@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""Robustness to stale charset declarations: the corpus pages transcoded to UTF-8 with a
-``<meta charset>`` that still names a legacy encoding, F1 beside the pages as served, in
-one run.
+"""Robustness to how pages are stored: the corpus pages as an archive, a corpus or a
+saved page may hold them, F1 beside the pages as served, in one run.
 
-A page archived, collected into a corpus or saved from a browser is often stored in
-UTF-8 while its markup still declares the encoding it was served in (windows-1252,
-windows-1251, GBK, Shift_JIS …). An extractor that believes the declaration reads the
-text as mojibake. This script rewrites every page of the article-extraction-benchmark
-(and, with ``--wcxb``, of WCXB dev) so
-(:func:`scrapy_cepr.evaluation.stale_charset_page`), once per charset of ``--charsets``,
-and gives each extractor the page's bytes, with the URL, as it would read a stored page.
+Two ways of storing a page change its bytes but not what a browser shows:
 
-For each method: F1 as served and with each stale declaration. AEB is scored with the
-benchmark's shingle F1, WCXB with its word F1 (all pages). Nothing is written; the pages
-are read in place.
+* **a stale charset declaration** (:func:`scrapy_cepr.evaluation.stale_charset_page`):
+  the page transcoded to UTF-8 while its ``<meta charset>`` still names the legacy
+  encoding it was served in (windows-1252, windows-1251, GBK, Shift_JIS …), once per
+  charset of ``--charsets``; an extractor that believes the declaration reads mojibake;
+* **the HTTP response head first** (:func:`scrapy_cepr.evaluation.http_head_page`): the
+  status line and headers before ``<html>``, as a crawler that stores whole responses
+  writes them; that text starts the body, and the page's ``<title>`` and ``<meta>`` land
+  in the body after it.
 
-    CEPR_BENCHMARK_DIR=… PYTHONPATH=$PWD python benchmarks/stale_charset.py \\
+Each extractor gets the page's bytes, with the URL, as it would read a stored page. For
+each method: F1 as served and for each stored copy. AEB is scored with the benchmark's
+shingle F1, WCXB with its word F1 (all pages). Nothing is written; the pages are read in
+place.
+
+    CEPR_BENCHMARK_DIR=… PYTHONPATH=$PWD python benchmarks/stored_pages.py \\
         [--methods cepr-typed,cepr-article,trafilatura,readability] \\
         [--charsets windows-1252,windows-1251,gbk,shift_jis] [--wcxb $CEPR_WCXB_DIR] [--limit N]
 
@@ -38,6 +41,7 @@ from scrapy_cepr.evaluation import (
     CORPUS_ENV,
     benchmark_counts,
     benchmark_summary,
+    http_head_page,
     load_corpus,
     load_wcxb,
     stale_charset_page,
@@ -47,6 +51,18 @@ from scrapy_cepr.evaluation import (
 #: The legacy encodings declared by default: western European, Cyrillic, Chinese and
 #: Japanese pages' most common ones before UTF-8.
 CHARSETS = ("windows-1252", "windows-1251", "gbk", "shift_jis")
+#: The column of the copy with the HTTP response head first.
+HTTP_HEAD = "HTTP head first"
+
+
+def stored_copies(html: str | bytes, charsets: list[str]) -> dict[str, str | bytes]:
+    """The page as served and its stored copies, by column name."""
+    return {"served": html, **{c: stale_charset_page(html, c) for c in charsets}, HTTP_HEAD: http_head_page(html)}
+
+
+def _header(copies: list[str]) -> str:
+    names = ["as served", *(f"`{c}` declared" for c in copies[1:-1]), HTTP_HEAD]
+    return "| method | " + " | ".join(names) + " |\n|---|" + "---|" * len(names)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,8 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {note}", file=sys.stderr)
     methods = [m for m in methods if m in METHOD_NAMES or m in peers]
     ours = [m for m in methods if m in METHOD_NAMES]
-    copies = ["served", *charsets]
-
+    copies = ["served", *charsets, HTTP_HEAD]
     failures: Counter[str] = Counter()
 
     def run(method: str, html: str | bytes, url: str | None) -> str:
@@ -83,15 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     for n, s in enumerate(load_corpus(args.corpus)):
         if args.limit and n >= args.limit:
             break
-        pages = {"served": s.html, **{c: stale_charset_page(s.html, c) for c in charsets}}
+        pages = stored_copies(s.html, charsets)
         for m in methods:
             for how in copies:
                 counts[(m, how)].append(benchmark_counts(run(m, pages[how], s.url), s.gold_body))
         if (n + 1) % 50 == 0:
             print(f"  {n + 1} AEB pages", file=sys.stderr)
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1), bytes in")
-    print("| method | as served | " + " | ".join(f"`{c}` declared" for c in charsets) + " |")
-    print("|---|---|" + "---|" * len(charsets))
+    print(_header(copies))
     for m in methods:
         print(f"| {m} | " + " | ".join(f"{benchmark_summary(counts[(m, h)])['f1']:.4f}" for h in copies) + " |")
     if failures:
@@ -102,13 +116,12 @@ def main(argv: list[str] | None = None) -> int:
         for n, w in enumerate(load_wcxb(args.wcxb)):
             if args.limit and n >= args.limit:
                 break
-            pages = {"served": w.html, **{c: stale_charset_page(w.html, c) for c in charsets}}
+            pages = stored_copies(w.html, charsets)
             for m in ours:
                 for how in copies:
                     f1[(m, how)].append(word_f1(run(m, pages[how], w.url), w.gold_body)[2])
         print(f"\nWCXB dev, {len(f1[(ours[0], 'served')])} pages (word F1, all pages), bytes in")
-        print("| method | as served | " + " | ".join(f"`{c}` declared" for c in charsets) + " |")
-        print("|---|---|" + "---|" * len(charsets))
+        print(_header(copies))
         for m in ours:
             print(f"| {m} | " + " | ".join(f"{sum(v) / len(v):.4f}" for v in (f1[(m, h)] for h in copies)) + " |")
     return 0
