@@ -2,7 +2,7 @@
 """Robustness to how pages are stored: the corpus pages as an archive, a corpus or a
 saved page may hold them, F1 beside the pages as served, in one run.
 
-Two ways of storing a page change its bytes but not what a browser shows:
+Three ways of storing a page change its bytes but not what a browser shows:
 
 * **a stale charset declaration** (:func:`scrapy_cepr.evaluation.stale_charset_page`):
   the page transcoded to UTF-8 while its ``<meta charset>`` still names the legacy
@@ -11,7 +11,12 @@ Two ways of storing a page change its bytes but not what a browser shows:
 * **the HTTP response head first** (:func:`scrapy_cepr.evaluation.http_head_page`): the
   status line and headers before ``<html>``, as a crawler that stores whole responses
   writes them; that text starts the body, and the page's ``<title>`` and ``<meta>`` land
-  in the body after it.
+  in the body after it;
+* **legacy bytes without a declaration** (:func:`scrapy_cepr.evaluation.legacy_page`):
+  the page in the legacy encoding a browser expects of its script (windows-1252 for
+  Latin, windows-1251 for Cyrillic …), its declarations removed, as a page of the 2000s
+  whose charset was only in the HTTP header, saved without it; the decoder must find
+  the encoding.
 
 Each extractor gets the page's bytes, with the URL, as it would read a stored page. For
 each method: F1 as served and for each stored copy. AEB is scored with the benchmark's
@@ -42,6 +47,7 @@ from scrapy_cepr.evaluation import (
     benchmark_counts,
     benchmark_summary,
     http_head_page,
+    legacy_page,
     load_corpus,
     load_wcxb,
     stale_charset_page,
@@ -53,15 +59,18 @@ from scrapy_cepr.evaluation import (
 CHARSETS = ("windows-1252", "windows-1251", "gbk", "shift_jis")
 #: The column of the copy with the HTTP response head first.
 HTTP_HEAD = "HTTP head first"
+#: The column of the copy in a legacy encoding without a declaration.
+LEGACY = "legacy bytes, undeclared"
 
 
 def stored_copies(html: str | bytes, charsets: list[str]) -> dict[str, str | bytes]:
     """The page as served and its stored copies, by column name."""
-    return {"served": html, **{c: stale_charset_page(html, c) for c in charsets}, HTTP_HEAD: http_head_page(html)}
+    return {"served": html, **{c: stale_charset_page(html, c) for c in charsets}, HTTP_HEAD: http_head_page(html),
+            LEGACY: legacy_page(html)[0]}
 
 
 def _header(copies: list[str]) -> str:
-    names = ["as served", *(f"`{c}` declared" for c in copies[1:-1]), HTTP_HEAD]
+    names = ["as served", *(f"`{c}` declared" for c in copies[1:-2]), HTTP_HEAD, LEGACY]
     return "| method | " + " | ".join(names) + " |\n|---|" + "---|" * len(names)
 
 
@@ -82,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {note}", file=sys.stderr)
     methods = [m for m in methods if m in METHOD_NAMES or m in peers]
     ours = [m for m in methods if m in METHOD_NAMES]
-    copies = ["served", *charsets, HTTP_HEAD]
+    copies = ["served", *charsets, HTTP_HEAD, LEGACY]
     failures: Counter[str] = Counter()
 
     def run(method: str, html: str | bytes, url: str | None) -> str:

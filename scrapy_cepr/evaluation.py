@@ -448,6 +448,43 @@ def stale_charset_page(html: str | bytes, charset: str) -> bytes:
     return (source[:at] + meta + source[at:]).encode("utf-8")
 
 
+def legacy_page(html: str | bytes) -> tuple[bytes, str]:
+    """*html* as a page of the 2000s saved without its HTTP header: encoded in the legacy
+    encoding that a browser expects of its script (windows-1252 for Latin, windows-1251
+    for Cyrillic, GB18030 for Han, Shift_JIS when kana are among the ideographs, EUC-KR for
+    Hangul, ISO-8859-7 for Greek, windows-1256 for Arabic, windows-1255 for Hebrew,
+    windows-874 for Thai; the HTML standard's default encodings of those locales), its
+    charset declarations removed (as :func:`stale_charset_page`), characters the encoding
+    lacks written as numeric character references. The script is the one most of the
+    page's non-ASCII letters are written in. Returns ``(bytes, encoding)``: a decoder must
+    find the encoding without a declaration.
+
+    >>> legacy_page("<html><head><meta charset=utf-8></head><p>Москва €</p></html>")
+    (b'<html><head></head><p>\\xcc\\xee\\xf1\\xea\\xe2\\xe0 \\x88</p></html>', 'cp1251')
+    """
+    import unicodedata
+
+    from .core.page import decode_html
+
+    source = _CHARSET_DECLARATION_RE.sub("", decode_html(html))
+    scripts: Counter[str] = Counter()
+    for char in source:
+        if ord(char) > 127 and char.isalpha():
+            scripts[unicodedata.name(char, "LATIN").split(" ")[0]] += 1
+    script = scripts.most_common(1)[0][0] if scripts else "LATIN"
+    if script == "CJK":
+        script = "HIRAGANA" if scripts["HIRAGANA"] + scripts["KATAKANA"] else "CJK"
+    encoding = _SCRIPT_ENCODINGS.get(script, "cp1252")
+    return source.encode(encoding, "xmlcharrefreplace"), encoding
+
+
+#: :func:`legacy_page`'s encoding per script (Unicode character name prefix).
+_SCRIPT_ENCODINGS = {
+    "LATIN": "cp1252", "CYRILLIC": "cp1251", "CJK": "gb18030", "HIRAGANA": "shift_jis", "KATAKANA": "shift_jis",
+    "HANGUL": "euc_kr", "GREEK": "iso8859_7", "ARABIC": "cp1256", "HEBREW": "cp1255", "THAI": "cp874",
+}
+
+
 #: The response head that :func:`http_head_page` puts before a page.
 HTTP_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nServer: Apache\r\n\r\n"
 

@@ -9,6 +9,7 @@ import pytest
 
 from scrapy_cepr import ExtractionError, NotHTMLError, extract
 from scrapy_cepr.core.errors import TooComplexError
+from scrapy_cepr.core.page import decode_html
 from scrapy_cepr.core.parse import MAX_ELEMENTS
 
 ARTICLE = (
@@ -156,6 +157,67 @@ def test_ascii_bytes_keep_their_seven_bit_charset():
             + "</body></html>").encode("iso-2022-jp")
     assert page.isascii()
     assert extract(page).title == text
+
+
+# One paragraph per language, written here: a city council votes to rebuild a bridge.
+STORIES = {
+    "de": "Der Stadtrat hat am Dienstag für den Wiederaufbau der alten Brücke über den Fluss gestimmt. Die "
+          "Arbeiten beginnen im Frühjahr, das Budget von rund vierzig Millionen Euro wurde mit großer "
+          "Mehrheit genehmigt. Die Anwohner sagen, sie hätten viele Jahre auf diese Entscheidung gewartet.",
+    "es": "El ayuntamiento votó el martes la reconstrucción del viejo puente sobre el río. Las obras comenzarán "
+          "en primavera; el presupuesto, de unos cuarenta millones de euros, fue aprobado por una amplia "
+          "mayoría. Los vecinos dijeron sentirse aliviados después de años de espera.",
+    "pt": "A câmara municipal votou na terça-feira a reconstrução da velha ponte sobre o rio. As obras começam "
+          "na primavera; o orçamento, de cerca de quarenta milhões, foi aprovado por ampla maioria. Os "
+          "moradores disseram que estão aliviados e que esperaram muitos anos por esta decisão.",
+    "cs": "Městská rada v úterý odhlasovala rekonstrukci starého mostu přes řeku. Práce začnou na jaře, "
+          "rozpočet přibližně čtyřicet milionů korun byl schválen většinou hlasů. Obyvatelé říkají, že na toto "
+          "rozhodnutí čekali mnoho let a jsou rádi, i když stavba bude dlouhá.",
+    "pl": "Rada miasta we wtorek zagłosowała za odbudową starego mostu nad rzeką. Prace rozpoczną się wiosną, a "
+          "budżet wynoszący około czterdziestu milionów złotych został zatwierdzony większością głosów. "
+          "Mieszkańcy mówią, że czekali na tę decyzję wiele lat i cieszą się z niej.",
+    "tr": "Belediye meclisi salı günü nehir üzerindeki eski köprünün yeniden inşası için oy kullandı. Çalışmalar "
+          "ilkbaharda başlayacak, yaklaşık kırk milyon liralık bütçe büyük bir çoğunlukla onaylandı. Bölge "
+          "sakinleri bu kararı uzun yıllardır beklediklerini ve sevindiklerini söylüyor.",
+    "ru": "Городской совет во вторник проголосовал за реконструкцию старого моста через реку. Работы начнутся "
+          "весной, бюджет около сорока миллионов рублей утверждён большинством.",
+    "zh": "市议会周二投票，经过长时间的辩论，决定重建旧桥。工程将于春季开始；预算约为四千万元，以多数票通过，工期两年。"
+          "居民表示，他们终于松了一口气，这个决定等了很多年。",
+    "zh-tw": "市議會週二投票，經過長時間的辯論，決定重建舊橋。工程將於春季開始；預算約為四千萬元，以多數票通過，工期兩年。"
+             "居民表示，他們終於鬆了一口氣，這個決定等了很多年。",
+    "ja": "東京の新しい橋は春に開通する予定です。市議会は火曜日に長い議論の末、古い橋の再建を決定しました。"
+          "住民は長年この決定を待っていたと話しています。",
+    "ko": "시의회는 화요일 강 위의 오래된 다리를 재건하기로 의결했다. 공사는 봄에 시작되며 약 400억 원의 예산이 "
+          "압도적 다수로 승인되었다. 주민들은 수년간 이 결정을 기다려 왔다고 말했다.",
+}
+
+
+def _undeclared(language: str, encoding: str, lang_attribute: bool = False) -> bytes:
+    attr = f' lang="{language}"' if lang_attribute else ""
+    return (f"<html{attr}><head><title>Bridge</title></head><body>"
+            + f"<p>{STORIES[language]}</p>" * 3 + "</body></html>").encode(encoding)
+
+
+@pytest.mark.parametrize(("language", "encoding"), [
+    ("de", "cp1252"), ("es", "cp1252"), ("pt", "cp1252"), ("ru", "cp1251"), ("ru", "koi8_r"),
+    ("zh", "gb18030"), ("zh-tw", "big5"), ("ja", "shift_jis"), ("ja", "euc_jp"), ("ko", "euc_kr"),
+])
+def test_undeclared_legacy_bytes_are_decoded(language, encoding):
+    # A page of the 2000s saved without the HTTP header that named its charset.
+    assert STORIES[language] in decode_html(_undeclared(language, encoding))
+
+
+@pytest.mark.parametrize(("language", "encoding"), [("cs", "cp1250"), ("pl", "iso8859_2"), ("tr", "cp1254")])
+def test_undeclared_legacy_bytes_follow_the_page_language(language, encoding):
+    # Central European and Turkish text decodes without an implausible character in
+    # windows-1252 too; the page's lang names the encoding its locale used (HTML's table).
+    assert STORIES[language] in decode_html(_undeclared(language, encoding, lang_attribute=True))
+
+
+def test_undeclared_western_text_is_not_read_as_a_central_european_encoding():
+    # windows-1250 decodes Portuguese without an error, but turns "ã" into "ă".
+    text = decode_html(_undeclared("pt", "cp1252"))
+    assert "reconstrução" in text and "ă" not in text
 
 
 def test_invalid_utf8_is_replaced_not_raised():

@@ -140,16 +140,102 @@ def is_utf8(data: bytes, piece: int = 1 << 16) -> bool:
     return True
 
 
+#: The legacy encodings a browser decodes (WHATWG Encoding, "Legacy single-byte
+#: encodings" and the multi-byte ones, under Python's codec names): the candidates of
+#: :func:`_detect_encoding`. DOS and EBCDIC code pages are no web encodings.
+WEB_ENCODINGS = (
+    "cp1252", "cp1250", "cp1251", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258", "cp874",
+    "iso8859_2", "iso8859_3", "iso8859_4", "iso8859_5", "iso8859_6", "iso8859_7", "iso8859_8", "iso8859_10",
+    "iso8859_13", "iso8859_14", "iso8859_15", "iso8859_16", "koi8_r", "koi8_u", "mac_roman", "mac_cyrillic",
+    "cp866", "gb18030", "big5", "euc_jp", "iso2022_jp", "shift_jis", "euc_kr",
+)
+#: A page's language (BCP 47 primary subtag; ``zh-tw``/``zh-hk`` whole) → the legacy
+#: encoding a browser expects of it: the HTML standard's suggested default encodings by
+#: locale (HTML §13.2.3.2, "Determining the character encoding"), windows-1252 for the
+#: languages it does not list.
+LOCALE_ENCODINGS = {
+    "ar": "cp1256", "ba": "cp1251", "be": "cp1251", "bg": "cp1251", "cs": "cp1250", "el": "iso8859_7",
+    "et": "cp1257", "fa": "cp1256", "he": "cp1255", "hr": "cp1250", "hu": "iso8859_2", "ja": "shift_jis",
+    "kk": "cp1251", "ko": "euc_kr", "ku": "cp1254", "ky": "cp1251", "lt": "cp1257", "lv": "cp1257",
+    "mk": "cp1251", "pl": "iso8859_2", "ru": "cp1251", "sah": "cp1251", "sk": "cp1250", "sl": "iso8859_2",
+    "sr": "cp1251", "tg": "cp1251", "th": "cp874", "tr": "cp1254", "tt": "cp1251", "uk": "cp1251",
+    "vi": "cp1258", "zh": "gb18030", "zh-tw": "big5", "zh-hk": "big5",
+}
+#: How much more "chaos" (charset-normalizer's measure of implausible characters, 0–1)
+#: than the least a candidate may have and still be taken by the locale's preference.
+CHAOS_TOLERANCE = 0.01
+_LANG_RE = re.compile(
+    rb"""<html\b[^>]*?\slang\s*=\s*["']?([A-Za-z]{2,3}(?:-[A-Za-z]{2})?)"""
+    rb"""|<meta\b[^>]*?content-language[^>]*?content\s*=\s*["']?([A-Za-z]{2,3}(?:-[A-Za-z]{2})?)""",
+    re.IGNORECASE)
+_C1_BYTES_RE = re.compile(rb"[\x80-\x9f]")
+
+
+def _c1_controls(encoding: str) -> frozenset[int]:
+    """The bytes 0x80–0x9F that *encoding* decodes to C1 control characters (the
+    ISO-8859 parts map all of them so; no text is written with them)."""
+    out = set()
+    for byte in range(0x80, 0xA0):
+        try:
+            char = bytes([byte]).decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if len(char) == 1 and 0x80 <= ord(char) <= 0x9F:
+            out.add(byte)
+    return frozenset(out)
+
+
+_C1_CONTROLS = {encoding: _c1_controls(encoding) for encoding in WEB_ENCODINGS}
+
+
+def _declared_language(data: bytes) -> str | None:
+    """The page's language from ``<html lang>`` or a ``Content-Language`` meta in its
+    first 64 kB, lower case (``"cs"``, ``"zh-tw"``), or None."""
+    found = _LANG_RE.search(data, 0, 1 << 16)
+    if not found:
+        return None
+    return (found.group(1) or found.group(2)).decode("ascii").lower()
+
+
 def _detect_encoding(data: bytes) -> str | None:
     """The encoding of undeclared page bytes (w3lib's ``auto_detect_fun``, called only when
     no BOM, header or ``<meta>`` names one): None (UTF-8, w3lib's default) when they are
-    ASCII or valid UTF-8, else charset-normalizer's best guess (None when it has none)."""
+    ASCII or valid UTF-8; else, of the :data:`WEB_ENCODINGS` that charset-normalizer finds
+    least implausible (its chaos within :data:`CHAOS_TOLERANCE` of the least, an encoding
+    that would turn a byte of the page into a C1 control character left out), the one a
+    browser expects for the page's declared language (:data:`LOCALE_ENCODINGS`;
+    windows-1252 for a page that declares none or another language), else the least
+    implausible (None when there is no candidate).
+
+    >>> _detect_encoding(("<p>" + "A câmara votou a reconstrução da ponte. " * 4).encode("cp1252"))
+    'cp1252'
+    >>> _detect_encoding(('<html lang="cs"><p>' + "Městská rada odhlasovala přestavbu mostu přes řeku. " * 4).encode("cp1250"))
+    'cp1250'
+    """
     if data.isascii() or is_utf8(data):
         return None
     from charset_normalizer import from_bytes
 
-    match = from_bytes(data).best()
-    return match.encoding if match is not None else None
+    used = {data[m.start()] for m in _C1_BYTES_RE.finditer(data)}
+    candidates = [
+        (match.chaos, encoding) for match in from_bytes(data, cp_isolation=list(WEB_ENCODINGS))
+        for encoding in match.could_be_from_charset
+        if encoding in _C1_CONTROLS and not used & _C1_CONTROLS[encoding]
+    ]
+    if not candidates:
+        return None
+    least = min(chaos for chaos, _ in candidates)
+    near = {encoding: chaos for chaos, encoding in candidates if chaos <= least + CHAOS_TOLERANCE}
+    language = _declared_language(data)
+    preferred = LOCALE_ENCODINGS.get(language or "", LOCALE_ENCODINGS.get((language or "").split("-")[0], "cp1252"))
+    if preferred in near:
+        return preferred
+    if preferred not in {encoding for _, encoding in candidates} and not used & _C1_CONTROLS[preferred]:
+        # charset-normalizer stops at the first plausible candidates: measure this one too.
+        own = from_bytes(data, cp_isolation=[preferred]).best()
+        if own is not None and own.chaos <= least + CHAOS_TOLERANCE:
+            return preferred
+    return min(near, key=lambda encoding: (near[encoding], WEB_ENCODINGS.index(encoding)))
 
 
 def sniff_not_html(source: str, raw: bytes | None = None) -> str | None:
