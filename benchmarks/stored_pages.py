@@ -103,16 +103,21 @@ def main(argv: list[str] | None = None) -> int:
             failures[method] += 1
             return ""
 
-    counts: dict[tuple[str, str], list] = defaultdict(list)
-    for n, s in enumerate(load_corpus(args.corpus)):
-        if args.limit and n >= args.limit:
-            break
-        pages = stored_copies(s.html, charsets)
-        for m in methods:
-            for how in copies:
-                counts[(m, how)].append(benchmark_counts(run(m, pages[how], s.url), s.gold_body))
-        if (n + 1) % 50 == 0:
-            print(f"  {n + 1} AEB pages", file=sys.stderr)
+    def scores(samples, names: list[str], score) -> dict[tuple[str, str], list]:
+        """``{(method, copy): [score(body, gold) per page]}`` over the first ``--limit`` samples."""
+        out: dict[tuple[str, str], list] = defaultdict(list)
+        for n, sample in enumerate(samples):
+            if args.limit and n >= args.limit:
+                break
+            pages = stored_copies(sample.html, charsets)
+            for m in names:
+                for how in copies:
+                    out[(m, how)].append(score(run(m, pages[how], sample.url), sample.gold_body))
+            if (n + 1) % 200 == 0:
+                print(f"  {n + 1} pages", file=sys.stderr)
+        return out
+
+    counts = scores(load_corpus(args.corpus), methods, benchmark_counts)
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1), bytes in")
     print(_header(copies))
     for m in methods:
@@ -121,14 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         print("failed (scored as empty): " + ", ".join(f"{m} {n} pages" for m, n in failures.items()))
 
     if args.wcxb and ours:
-        f1: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for n, w in enumerate(load_wcxb(args.wcxb)):
-            if args.limit and n >= args.limit:
-                break
-            pages = stored_copies(w.html, charsets)
-            for m in ours:
-                for how in copies:
-                    f1[(m, how)].append(word_f1(run(m, pages[how], w.url), w.gold_body)[2])
+        f1 = scores(load_wcxb(args.wcxb), ours, lambda body, gold: word_f1(body, gold)[2])
         print(f"\nWCXB dev, {len(f1[(ours[0], 'served')])} pages (word F1, all pages), bytes in")
         print(_header(copies))
         for m in ours:

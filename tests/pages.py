@@ -55,3 +55,22 @@ def page_lines(page) -> list[str]:
     for text, block in zip(page.texts, page.blocks.tolist()):
         out.setdefault(block, []).append(text)
     return [" ".join(texts) for texts in out.values()]
+
+
+def load_benchmark(name: str):
+    """The module of the script ``benchmarks/<name>.py`` (its directory on ``sys.path``
+    while it loads, since the scripts import their sibling ``compare.py``)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", bench / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(bench))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(bench))
+    return module

@@ -4,15 +4,11 @@ whitespace-normalised score and the diagnosis of each miss."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
-from pages import write_wcxb_split
+from pages import load_benchmark, write_wcxb_split
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 STORY = " ".join(f"The harbour wall was repaired in week {i} after the storm damaged the pier." for i in range(12))
 PAGES = {
     # with: found; a typographic apostrophe the annotation spells in ASCII (quotes); a
@@ -28,15 +24,6 @@ PAGES = {
 }
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("snippets_bench", BENCH / "snippets.py")
-    mod = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        if str(BENCH) in sys.path:
-            sys.path.remove(str(BENCH))
-    return mod
 
 
 @pytest.fixture()
@@ -49,7 +36,7 @@ def split(tmp_path):
 
 
 def test_scores_and_diagnosis(split, tmp_path, capsys):
-    bench = _load()
+    bench = load_benchmark("snippets")
     out = tmp_path / "s.json"
     assert bench.main(["--corpus", str(split), "--methods", "cepr-typed", "--peers", "", "--json", str(out)]) == 0
     table = capsys.readouterr().out
@@ -63,7 +50,7 @@ def test_scores_and_diagnosis(split, tmp_path, capsys):
 
 
 def test_miss_kinds():
-    bench = _load()
+    bench = load_benchmark("snippets")
     text = "The harbour , as said.\nWork ends\nnext week. It is so\u00adft."
     words = f" {' '.join(bench._WORD.findall(text))} "
     assert bench.miss_kind("harbour, as said", text, words) == "spacing"

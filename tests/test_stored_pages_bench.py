@@ -6,14 +6,11 @@ windows-1251 without a declaration."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from pages import load_benchmark
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 PARAGRAPHS = [
     "Городской совет во вторник проголосовал за реконструкцию старого моста через реку.",
     "Работы начнутся весной, бюджет около сорока миллионов рублей утверждён большинством.",
@@ -27,16 +24,6 @@ PAGE = (
 )
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("stored_pages_bench", BENCH / "stored_pages.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCH))  # the script imports benchmarks/compare.py
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        if str(BENCH) in sys.path:
-            sys.path.remove(str(BENCH))
-    return mod
 
 
 @pytest.fixture()
@@ -49,7 +36,7 @@ def corpus(tmp_path):
 
 
 def test_stored_copies_score_as_served(corpus, capsys):
-    bench = _load()
+    bench = load_benchmark("stored_pages")
     assert bench.main(["--corpus", str(corpus), "--methods", "cepr-article",
                        "--charsets", "windows-1251,gbk"]) == 0
     out = capsys.readouterr().out

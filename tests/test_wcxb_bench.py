@@ -5,20 +5,17 @@ otherwise)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-from pages import write_wcxb_split
+from pages import load_benchmark, write_wcxb_split
 
 import scrapy_cepr
 from scrapy_cepr.evaluation import word_f1
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 SHARED_EVALUATE = Path(os.environ.get("CEPR_WCXB_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "wcxb-dev")) / "evaluate.py"
 
 STORY = " ".join(f"The harbour wall was repaired in week {i} after the storm damaged the pier." for i in range(12))
@@ -33,15 +30,6 @@ PAGES = {
 }
 
 
-def _load_bench():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("wcxb_bench", BENCH / "wcxb.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(BENCH))
-    return mod
 
 
 @pytest.fixture()
@@ -54,7 +42,7 @@ def split(tmp_path):
 
 
 def test_scores_tables_and_reports(split, tmp_path, capsys):
-    bench = _load_bench()
+    bench = load_benchmark("wcxb")
     out_json, out_tsv = tmp_path / "r.json", tmp_path / "p.tsv"
     assert bench.main(["--corpus", str(split), "--peers", "", "--warmup", "1", "--json", str(out_json),
                        "--per-page", str(out_tsv)]) == 0
@@ -74,7 +62,7 @@ def test_scores_tables_and_reports(split, tmp_path, capsys):
 
 
 def test_filters(split, capsys):
-    bench = _load_bench()
+    bench = load_benchmark("wcxb")
     assert bench.main(["--corpus", str(split), "--peers", "", "--types", "article", "--limit", "1"]) == 0
     assert "| extractor | all (1) | article (1) |" in capsys.readouterr().out
     with pytest.raises(SystemExit):
@@ -83,7 +71,7 @@ def test_filters(split, capsys):
 
 @pytest.mark.skipif(not SHARED_EVALUATE.is_file(), reason=f"needs WCXB's evaluate.py at {SHARED_EVALUATE} (set CEPR_WCXB_DIR)")
 def test_check_against_the_benchmarks_evaluate(split, capsys):
-    bench = _load_bench()
+    bench = load_benchmark("wcxb")
     shutil.copy(SHARED_EVALUATE, split / "evaluate.py")  # in the temporary split only
     assert bench.main(["--corpus", str(split), "--peers", "", "--check-evaluate"]) == 0
     out = capsys.readouterr().out
@@ -92,7 +80,7 @@ def test_check_against_the_benchmarks_evaluate(split, capsys):
 
 def test_plot_of_a_run_and_of_its_json(split, tmp_path):
     pytest.importorskip("matplotlib", reason='the chart needs matplotlib: pip install -e ".[plot]"')
-    bench = _load_bench()
+    bench = load_benchmark("wcxb")
     out_json, png = tmp_path / "r.json", tmp_path / "types.png"
     row = 'cross-validated={"all": 0.5, "article": 0.6, "forum": 0.4}'
     assert bench.main(["--corpus", str(split), "--peers", "", "--warmup", "1", "--json", str(out_json),
