@@ -73,9 +73,11 @@ def decode_html(html: str | bytes, encoding: str | None = None) -> str:
     """Decode page bytes to text with w3lib, as Scrapy's ``response.text`` does: BOM,
     then *encoding* (for example from the HTTP ``Content-Type`` header), then
     ``<meta charset>``; a page that declares none is ASCII or UTF-8 when its bytes decode
-    so, else in the encoding that charset-normalizer finds most likely (a legacy page
-    saved without its HTTP header: windows-1251, GBK, Shift_JIS …; WHATWG Encoding's
-    sniffing allows such a frequency analysis), else UTF-8.
+    so, else in the legacy encoding that :func:`_detect_encoding` finds as a browser would
+    (a page saved without its HTTP header: windows-1252, windows-1251, GBK, Shift_JIS …;
+    charset-normalizer's frequency analysis, which WHATWG Encoding's sniffing allows,
+    among the encodings a browser decodes, with the HTML standard's default for the
+    page's declared language when it is as plausible), else UTF-8.
 
     One exception to that order: without *encoding*, bytes that hold non-ASCII text and
     are valid UTF-8 are UTF-8 whatever their ``<meta charset>`` says. Such a ``<meta>`` is
