@@ -114,6 +114,12 @@ def test_text_before_the_head_keeps_the_title_and_the_story_for_every_method():
     assert extract(stored).title == extract(html).title
 
 
+def test_a_malformed_late_html_tag_gives_only_its_well_formed_attributes():
+    root = parse_html(b'URL: http://a.example/x <HTML LANG="fr" ""=1 a xmlns:fb="u"><title>T</title><p>Texte.</p>')
+    assert dict(root.attrib) == {"lang": "fr", "a": "", "xmlns:fb": "u"}
+    assert root.findtext("head/title") == "T"
+
+
 def test_a_page_with_its_head_is_not_restored():
     root = parse_html(encode_source(fixture("article_basic.html")))
     before = etree.tostring(root)

@@ -391,6 +391,7 @@ def repair_layout(root: etree._Element) -> bool:
 #: styles that come with them are removed wherever they are).
 _HEAD_METADATA = frozenset(["title", "meta", "link", "base"])
 _HTML_START_RE = re.compile(rb"<html\b[^>]*>", re.IGNORECASE)
+_ATTRIBUTE_NAME_RE = re.compile(r"[A-Za-z_][-A-Za-z0-9_.:]*")
 
 
 def restore_head(root: etree._Element, data: bytes = b"") -> bool:
@@ -433,14 +434,11 @@ def restore_head(root: etree._Element, data: bytes = b"") -> bool:
         el.tail = None
         head.append(el)
     start = _HTML_START_RE.search(data)
-    if start:
-        tag = etree.fromstring(start.group(0) + b"</html>", etree.HTMLParser(no_network=True))
+    tag = etree.fromstring(start.group(0) + b"</html>", etree.HTMLParser(no_network=True)) if start else None
+    if tag is not None and tag.tag == "html":
         for name, value in tag.attrib.items():
-            if root.get(name) is None:
-                try:
-                    root.set(name, value)
-                except ValueError:  # a name lxml cannot set: the browser's root may have it, ours not
-                    continue
+            if root.get(name) is None and _ATTRIBUTE_NAME_RE.fullmatch(name):  # (an XML name: lxml sets it)
+                root.set(name, value)
     return True
 
 
