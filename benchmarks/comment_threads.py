@@ -35,12 +35,11 @@ import argparse
 import os
 import random
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 
-from compare import build_extractors
+from compare import body_runner, probe_extractors
 from lxml import html as lxml_html
 
-from scrapy_cepr import METHOD_NAMES, extract
 from scrapy_cepr.core.page import decode_html
 from scrapy_cepr.evaluation import CORPUS_ENV, benchmark_counts, benchmark_summary, load_corpus
 
@@ -133,18 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.corpus:
         parser.error(f"no corpus: set {CORPUS_ENV} or pass --corpus")
     methods = args.methods.split(",")
-    peers, notes = build_extractors([m for m in methods if m not in METHOD_NAMES] or ["fulltext"])
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    methods = [m for m in methods if m in METHOD_NAMES or m in peers]
-
-    def run(method: str, html: str) -> str:
-        if method in METHOD_NAMES:
-            return extract(html, method=method).body
-        try:
-            return peers[method](html) or ""
-        except Exception:  # noqa: BLE001 - a failing peer is scored as empty
-            return ""
+    methods, peers = probe_extractors(methods)
+    run = body_runner(peers, Counter())  # a failing peer is scored as empty
 
     rng = random.Random(2008)
     counts: dict[tuple[str, str], list] = defaultdict(list)

@@ -38,6 +38,7 @@ import os
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,34 @@ def build_extractors(names: list[str] | None) -> tuple[dict[str, Extractor | Non
             raise SystemExit(f"compare.py: error: unknown method {unknown[0]!r}; known: {', '.join(out)}")
         out = {k: v for k, v in out.items() if k in names or k == "parse"}
     return out, notes
+
+
+def probe_extractors(names: list[str]) -> tuple[list[str], dict[str, Extractor | None]]:
+    """For the robustness probes (``plain_pages.py``, ``stored_pages.py``,
+    ``comment_threads.py``): the methods of *names* that can run, in order (ours, and the
+    peers that are installed; a note for each skipped one on stderr), and the peers'
+    functions (:func:`build_extractors`)."""
+    peers, notes = build_extractors([m for m in names if m not in OURS] or ["fulltext"])
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return [m for m in names if m in OURS or m in peers], peers
+
+
+def body_runner(peers: dict[str, Extractor | None], failures: Counter[str]) -> Callable[..., str]:
+    """``run(method, html, url=None)``: the body of *html* by one of our methods (given the
+    URL) or by a peer of *peers* (which reads the page as it reads any page); a peer that
+    raises gives ``""`` and is counted in *failures*."""
+
+    def run(method: str, html: str | bytes, url: str | None = None) -> str:
+        if method in OURS:
+            return extract(html, url=url, method=method).body
+        try:
+            return peers[method](html) or ""  # type: ignore[misc, arg-type]
+        except Exception:  # noqa: BLE001 - a failing peer is scored as empty, and counted
+            failures[method] += 1
+            return ""
+
+    return run
 
 
 def write_per_page(path: str | Path, rows: list[dict[str, Any]], columns: list[str], names: list[str]) -> None:

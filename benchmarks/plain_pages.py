@@ -43,7 +43,7 @@ import os
 import sys
 from collections import Counter, defaultdict
 
-from compare import build_extractors
+from compare import probe_extractors
 
 from scrapy_cepr import METHOD_NAMES, extract
 from scrapy_cepr.evaluation import (
@@ -69,10 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.corpus:
         parser.error(f"no corpus: set {CORPUS_ENV} or pass --corpus")
     methods = args.methods.split(",")
-    peers, notes = build_extractors([m for m in methods if m not in METHOD_NAMES] or ["fulltext"])
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    methods = [m for m in methods if m in METHOD_NAMES or m in peers]
+    methods, peers = probe_extractors(methods)
     ours = [m for m in methods if m in METHOD_NAMES]
 
     def run(method: str, html: str, url: str | None) -> tuple[str, str | None]:

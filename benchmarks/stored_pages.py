@@ -39,9 +39,9 @@ import os
 import sys
 from collections import Counter, defaultdict
 
-from compare import build_extractors
+from compare import body_runner, probe_extractors
 
-from scrapy_cepr import METHOD_NAMES, extract
+from scrapy_cepr import METHOD_NAMES
 from scrapy_cepr.evaluation import (
     CORPUS_ENV,
     benchmark_counts,
@@ -86,22 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no corpus: set {CORPUS_ENV} or pass --corpus")
     methods = args.methods.split(",")
     charsets = [c for c in args.charsets.split(",") if c]
-    peers, notes = build_extractors([m for m in methods if m not in METHOD_NAMES] or ["fulltext"])
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    methods = [m for m in methods if m in METHOD_NAMES or m in peers]
+    methods, peers = probe_extractors(methods)
     ours = [m for m in methods if m in METHOD_NAMES]
     copies = ["served", *charsets, HTTP_HEAD, LEGACY]
     failures: Counter[str] = Counter()
-
-    def run(method: str, html: str | bytes, url: str | None) -> str:
-        if method in METHOD_NAMES:
-            return extract(html, url=url, method=method).body
-        try:
-            return peers[method](html) or ""  # a peer reads the bytes as it reads any page
-        except Exception:  # noqa: BLE001 - a failing peer is scored as empty, and counted
-            failures[method] += 1
-            return ""
+    run = body_runner(peers, failures)  # a peer reads the bytes as it reads any page
 
     def scores(samples, names: list[str], score) -> dict[tuple[str, str], list]:
         """``{(method, copy): [score(body, gold) per page]}`` over the first ``--limit`` samples."""

@@ -427,6 +427,14 @@ _CHARSET_DECLARATION_RE = re.compile(r"<meta\b[^>]*?\bcharset\s*=[^>]*>|<\?xml\b
 _HEAD_RE = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 
 
+def _undeclared(html: str | bytes) -> str:
+    """*html* decoded as :func:`scrapy_cepr.core.page.decode_html` does, without its charset
+    declarations (every ``<meta>`` with a ``charset`` and the XML declaration)."""
+    from .core.page import decode_html
+
+    return _CHARSET_DECLARATION_RE.sub("", decode_html(html))
+
+
 def stale_charset_page(html: str | bytes, charset: str) -> bytes:
     """*html* as a page transcoded to UTF-8 after it was fetched, whose markup still
     names the legacy *charset* it was served in: a robustness probe for decoders (an
@@ -439,9 +447,7 @@ def stale_charset_page(html: str | bytes, charset: str) -> bytes:
     >>> stale_charset_page('<html><head><meta charset="utf-8"><title>Café</title></head></html>', "gbk")
     b'<html><head><meta charset="gbk"><title>Caf\\xc3\\xa9</title></head></html>'
     """
-    from .core.page import decode_html
-
-    source = _CHARSET_DECLARATION_RE.sub("", decode_html(html))
+    source = _undeclared(html)
     meta = f'<meta charset="{charset}">'
     head = _HEAD_RE.search(source)
     at = head.end() if head else 0
@@ -464,9 +470,7 @@ def legacy_page(html: str | bytes) -> tuple[bytes, str]:
     """
     import unicodedata
 
-    from .core.page import decode_html
-
-    source = _CHARSET_DECLARATION_RE.sub("", decode_html(html))
+    source = _undeclared(html)
     scripts: Counter[str] = Counter()
     for char in source:
         if ord(char) > 127 and char.isalpha():
