@@ -59,6 +59,7 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     ("- comment removal (all)", "NCE Phase 2 + comment records", "cepr-article", {"comments": False}),
     ("- comment records", "NCE Assumption 2 read on the DOM", "cepr-article", {"comment_records": False}),
     ("- NCE comment cut", "NCE Phase 2", "cepr-article", {"comment_cut": False}),
+    ("- dated, unwrapped comment threads", "NCE Assumption 2: dates and one template, records wider than Phase 2's window", "cepr-article", {"comment_dated": False}),
     ("- records on the story path are story", "CEPR: one article, one paragraph path", "cepr-article", {"comment_evidence": False}),
     ("- records inside the story are story", "NCE Assumption 2 (comments after the body)", "cepr-article", {"comment_after_share": 0.0}),
     ("- records holding a heading are story", "sections and cards carry a heading", "cepr-article", {"comment_headed": False}),
@@ -73,6 +74,7 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     ("cepr-typed - region growth", "Wang et al. 2009 T_BODY grown by block scores", "cepr-typed", {"region_threshold": 1.0}),
     ("cepr-typed, page type forced to service", "learned alone: threshold assembly, and the classifier told 'service'", "cepr-typed", {"page_type": "service"}),
     ("cepr-typed - classifier's drops in the region", "", "cepr-typed", {"article_floor": 0.0}),
+    ("cepr-typed - dated, unwrapped comment threads", "NCE Assumption 2 on the kept blocks", "cepr-typed", {"drop_dated_threads": False}),
 ]
 
 

@@ -135,13 +135,15 @@ def build_cache(wcxb_dir: str, aeb_dir: str, path: Path, plain: bool = False) ->
             lines, x = [], np.zeros((0, len(FEATURES)), np.float32)
             starts = ends = np.zeros(0, np.int64)
             thread = np.zeros(0, bool)
+            paths = np.zeros(0, np.int64)
         else:
             starts, ends, x = feats.starts, feats.ends, feats.x
             lines = [" ".join(page.texts[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
             thread = typed._thread_blocks(page, state, art, feats, params)
+            paths = page.path_ids[starts]
         lab, words = labels(lines, gold)
         rows.append({"corpus": corpus, "id": pid, "type": ptype, "group": group, "gold": gold, "lines": lines, "x": x,
-                         "y": lab, "words": words, "article": art.body, "anc": anc, "thread": thread})
+                     "y": lab, "words": words, "article": art.body, "anc": anc, "thread": thread, "paths": paths})
         if k % 200 == 0:
             print(f"  cached {k} pages, {time.time() - t0:.0f}s", file=sys.stderr)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -208,6 +210,7 @@ ABLATION = [
     ("- classifier's drops in the region", None, {"article_floor": 0.0}),
     ("- dropping repeated lines (non-article types)", None, {"drop_repeats": False}),
     ("- dropping wrapped comment threads (articles)", None, {"drop_threads": False}),
+    ("- dropping dated, unwrapped comment threads (articles)", None, {"drop_dated_threads": False}),
     ("- dropping a story's second copy (articles, documentation)", None, {"copy_share": 1.0}),
 ]
 
@@ -229,7 +232,7 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
             keep = typed.assemble(p, r["x"], assembly or ptype, r["anc"], params)
             predicted = PAGE_TYPES[int(np.argmax(proba[i]))]
             keep = typed.after_assembly(keep, r["x"], r["lines"].__getitem__, assembly or ptype, predicted,
-                                        lambda r=r: r["thread"], params)
+                                        lambda r=r: r["thread"], params, r.get("paths"))
             text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
         else:
             text = ""

@@ -53,7 +53,7 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = DEFAULT_
           and the growth, repeated-story and comment-guard parameters of
           :class:`~scrapy_cepr.methods.article.ArticleParams` (``grow``, ``grow_path``,
           ``grow_weight``, ``grow_cost``, ``grow_min_gain``, ``duplicate_story``,
-          ``duplicate_path``, ``comment_records``, ``comment_cut``, ``comment_evidence``,
+          ``duplicate_path``, ``comment_records``, ``comment_cut``, ``comment_dated``, ``comment_evidence``,
           ``comment_evidence_share``, ``comment_after_share``, ``comment_headed``,
           ``cut_min_before``);
         * CEDST (Zhang et al. 2018): ``gamma=2``, ``top_keywords=5``, ``topic_overlap=2``,

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from scrapy_cepr import extract
+from scrapy_cepr.core.comments import dated_thread
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.methods.nce import ElementTable, NCEParams, comment_start, run, separator_node
 
@@ -177,3 +178,43 @@ def test_title_max_words_below_min():
 def test_empty_page_gives_empty_body(html):
     r = extract(html, method="nce")
     assert r.body == "" and r.method == "nce"
+
+
+def _thread_lines(gap: int) -> tuple[list[str], list[int]]:
+    """A story line, then three dated author lines, each followed by *gap* - 1 lines of text."""
+    lines, paths = ["A story of some length."], [1]
+    for author, day in (("Ann", 2), ("Bo", 3), ("Cy", 5)):
+        lines.append(f"{author} wrote on March {day}, 2008 at 9:1{day} pm:")
+        paths.append(2)
+        lines += [f"Comment line {k} by {author}." for k in range(gap - 1)]
+        paths += [3] * (gap - 1)
+    return lines, paths
+
+
+def test_dated_thread_records_must_be_closely_located():
+    """Author lines 2 to ``window`` lines apart are one thread (Phase 2's closeness, wider):
+    the span runs to the end of the last comment; further apart, or with no text between
+    them (a list of dated links), there is none."""
+    lines, paths = _thread_lines(4)
+    assert dated_thread(lines, paths) == (1, len(lines))
+    assert dated_thread(*_thread_lines(8)) is not None
+    assert dated_thread(*_thread_lines(9)) is None  # 9 lines apart, beyond the window of 8
+    assert dated_thread(*_thread_lines(9), window=9) is not None
+    assert dated_thread(*_thread_lines(1)) is None  # consecutive dated lines: no comment text between
+
+
+def test_dated_lines_that_differ_only_in_their_dates_are_no_thread():
+    """Every card of an offer page ends with the same notice but for its dates (the month
+    names written before the day included): nobody signs them, so they are no thread."""
+    notices = ["Book by December 31, 2025, for travel through March 31, 2026.",
+               "Book by January 5, 2026, for travel through May 31, 2026.",
+               "Book by December 31, 2025, for travel through December 20, 2026."]
+    lines = ["Winter offers for the whole family."]
+    paths = [1]
+    for place, notice in zip(("Lisbon", "Oslo", "Rome"), notices):
+        lines += [place, f"Three nights in {place} with breakfast.", notice]
+        paths += [4, 3, 2]
+    assert dated_thread(lines, paths) is None
+    signed = [line.replace("Book by", f"{place} desk:") if line in notices else line
+              for line, place in zip(lines, ["", "", "", "Lisbon", "", "", "Oslo", "", "", "Rome"])]
+    assert dated_thread(signed, paths) is not None

@@ -451,3 +451,63 @@ def test_lines_an_author_repeats_are_kept():
     x[:, FEATURES.index("repeated")] = [lines.count(line) > 1 for line in lines]
     assert not story_copies(np.ones(len(lines), bool), x, lines.__getitem__, 0.1).any()
     assert story_copies(np.ones(len(lines), bool), x, lines.__getitem__, 0.01).sum() == 8
+
+
+#: Four readers' comments (author, date, paragraphs), written for these tests.
+_COMMENTS = (
+    ("Dave P.", "March 14, 2008 at 9:12 am",
+     ("About time too, I have been driving round the bay for two years.", "Hope they keep the old timetable.")),
+    ("harbourgirl", "March 14, 2008 at 11:40 am", ("Three hundred thousand for a propeller shaft seems a lot to me.",)),
+    ("Mike Turner", "March 15, 2008 at 8:03 pm",
+     ("My grandfather crewed that boat in the sixties.", "Glad to see her back on the water.",
+      "Well done to everyone who worked on it.")),
+    ("Anne W", "March 16, 2008 at 7:55 am", ("Will the second boat be electric, does anybody know?",)),
+)
+
+
+def _dated_thread_page(layout: str) -> str:
+    """The story of ``typed_dated_thread.html`` with :data:`_COMMENTS` below it, in a
+    layout that wraps no comment in an element of its own."""
+    if layout == "dl":  # author line in <dt>, the text in <dd>
+        thread = "<b>Your comments</b><dl>" + "".join(
+            f'<dt><a href="/user/{i}">{a}</a> said on {d}:</dt><dd>' + "<br><br>".join(t) + "</dd>"
+            for i, (a, d, t) in enumerate(_COMMENTS)) + "</dl>"
+    elif layout == "flat":  # a bold author line and the paragraphs, all siblings
+        thread = "<p><b>Comments</b></p>" + "".join(
+            f"<p><b>{a}</b> wrote on {d}:</p>" + "".join(f"<p>{x}</p>" for x in t) + "<hr>" for a, d, t in _COMMENTS)
+    else:  # signed below the text
+        thread = "<h3>Comments</h3>" + "".join(
+            "".join(f"<p>{x}</p>" for x in t) + f"<p><small>Posted by: {a} at {d}</small></p>" for a, d, t in _COMMENTS)
+    return _html("dated_thread").replace("<!--THREAD-->", thread)
+
+
+@pytest.mark.parametrize("layout", ["dl", "flat", "signed"])
+@pytest.mark.parametrize("method", ["cepr-typed", "cepr-article"])
+def test_unwrapped_dated_thread_dropped(layout, method):
+    """A reader thread whose comments are not wrapped one per element, below a story: its
+    dated author lines (one template, different authors) mark it, and the comments go
+    (``drop_dated_threads`` of CEPR-Typed assembling an article, ``comment_dated`` of
+    CEPR-Article's step 8); switched off, they stay. The story is kept either way."""
+    html = _dated_thread_page(layout)
+    on, off = ({"page_type": "article"}, {"page_type": "article", "drop_dated_threads": False}) \
+        if method == "cepr-typed" else ({}, {"comment_dated": False})
+    body = extract(html, method=method, **on).body
+    kept = extract(html, method=method, **off).body
+    for text in ("About forty commuters waited on the north pier",
+                 "The county council will decide in May whether to pay for a second boat"):
+        assert text in body and text in kept
+    for text in ("Dave P.", "propeller shaft seems a lot", "My grandfather crewed that boat",
+                 "Will the second boat be electric"):
+        assert text not in body
+    assert "My grandfather crewed that boat" in kept and "Will the second boat be electric" in kept
+
+
+def test_dated_sections_with_headings_are_no_thread():
+    """The same dated lines, each record introduced by a heading (a timeline's entries):
+    a section's heading is no comment's, so the records are kept."""
+    thread = "".join(f"<h3>Day {k}</h3><p>Notes by {a}, {d}</p>" + "".join(f"<p>{x}</p>" for x in t)
+                     for k, (a, d, t) in enumerate(_COMMENTS, 1))
+    html = _html("dated_thread").replace("<!--THREAD-->", thread)
+    for method, params in (("cepr-typed", {"page_type": "article"}), ("cepr-article", {})):
+        body = extract(html, method=method, **params).body
+        assert "My grandfather crewed that boat" in body and "Will the second boat be electric" in body

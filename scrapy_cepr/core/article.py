@@ -99,7 +99,11 @@ a parameter, see ``benchmarks/ablation.py``):
    its records hold a heading ``h1``–``h6`` (sections and cards introduce their text
    with one; a reader's comment does not). NCE's cut is refused when less than
    ``cut_min_before`` of the kept characters lie before it (a schedule or a table at
-   the top of the body, not a thread after it).
+   the top of the body, not a thread after it). With ``comment_dated``, a thread whose
+   comments no element wraps (author lines in ``dt``, texts in ``dd``; an author line
+   and paragraphs, all siblings) is found by its dated author lines among the kept
+   display blocks (:func:`~scrapy_cepr.core.comments.dated_thread`, refused as the cut
+   is) and dropped.
 9. **Orphan headings** (:func:`orphan_headings`): a short line (< ``orphan_chars``
    Latin characters, not ending a sentence) whose following text in the region was dropped
    up to the next kept line introduced boilerplate ("Related", "Share this:", "Most
@@ -122,7 +126,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .comments import NCEParams, comment_start
+from .comments import NCEParams, comment_start, dated_thread
 from .page import BLOCK_TAGS, Page
 from .params import check_int, check_real
 from .region import DomTable
@@ -190,6 +194,8 @@ class ArticleParams:
     :param comments: step 8 on/off.
     :param comment_records: step 8's comment records on/off.
     :param comment_cut: step 8's NCE cut on/off.
+    :param comment_dated: step 8 drops a thread of dated, unwrapped records
+        (:func:`~scrapy_cepr.core.comments.dated_thread`) on/off.
     :param comment_evidence: step 8 releases record runs with story evidence.
     :param comment_evidence_share: in [0, 1], share of a run's characters that must be
         evidence on the story's path for it to be released.
@@ -236,6 +242,7 @@ class ArticleParams:
     anchor_sentence: bool = True
     comment_records: bool = True
     comment_cut: bool = True
+    comment_dated: bool = True
     comment_evidence: bool = True
     comment_evidence_share: float = 0.3
     comment_after_share: float = 0.1
@@ -279,7 +286,7 @@ class ArticleParams:
         for name in (
             "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
             "comment_records", "comment_cut", "comment_evidence", "grow", "duplicate_path", "comment_headed",
-            "grow_path", "comment_wrapped",
+            "grow_path", "comment_wrapped", "comment_dated",
         ):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -1183,6 +1190,30 @@ def _step_comments(w: _Work) -> None:
             cut = None
     if cut is not None and not _story_continues(page, keep & w.evidence, cut, params.story_continues):
         keep[cut:] = False
+    if params.comment_dated:
+        keep &= ~_dated_thread_nodes(page, keep, w.starts, w.ends, params.cut_min_before)
+
+
+def _dated_thread_nodes(page: Page, keep: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                        min_before: float) -> np.ndarray:
+    """Step 8's thread of dated, unwrapped records among the display blocks (text-node
+    ranges ``[starts, ends)``) that hold a kept node (*keep*, bool ``(N,)``): bool
+    ``(N,)``, the text nodes of its blocks (:func:`~scrapy_cepr.core.comments.dated_thread`,
+    refused with less than *min_before* of the blocks' characters before it, as NCE's cut
+    is; whether a block is a heading is read only when a thread is found)."""
+    out = np.zeros(keep.size, dtype=bool)
+    kept = np.flatnonzero(np.logical_or.reduceat(keep, starts)) if keep.size else np.zeros(0, np.int64)
+    texts = page.texts
+    lines = [" ".join(texts[a:b]) for a, b in zip(starts[kept].tolist(), ends[kept].tolist())]
+    paths = page.path_ids[starts[kept]].tolist()
+    if dated_thread(lines, paths) is None:
+        return out
+    heading = np.logical_or.reduceat(_tag_depths(page, _HEADINGS)[0][page.path_ids] >= 0, starts)[kept]
+    span = dated_thread(lines, paths, heading.tolist(), min_before=min_before)
+    if span is not None:
+        first, end = span
+        out[starts[kept[first]]:ends[kept[end - 1]]] = True
+    return out & keep
 
 
 def _step_orphans(w: _Work) -> None:

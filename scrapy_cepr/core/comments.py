@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .page import Page
 from .params import check_int, check_real
-from .text import CJK_RE
+from .text import CJK_RE, DATE_RE, latin_length
 
-__all__ = ["WORD_RE", "NCEParams", "comment_start"]
+__all__ = ["WORD_RE", "NCEParams", "comment_start", "dated_thread"]
 
 _CJK = CJK_RE.pattern[1:-1]
 #: Words of ``bag(·)``: a CJK character, or a run of other Unicode word characters.
@@ -30,6 +31,9 @@ _DIGITS_RE = re.compile(r"\d+")
 #: ``WORD_RE`` on text without a CJK character (the ``[CJK]`` branch never matches
 #: there, the other is ``\w+``): the simpler pattern is matched faster.
 _PLAIN_WORD_RE = re.compile(r"\w+")
+#: A date with the word written right before its day ("March 20, 2008"), which
+#: :data:`~scrapy_cepr.core.text.DATE_RE` leaves out.
+_DATED_RE = re.compile(r"(?:[^\W\d_]+\.?\s)?(?:" + DATE_RE.pattern + ")")
 _COMPONENT_SIZE = 3  # paper, Phase 2 step 3: "a connected component with at least 3 nodes"
 
 
@@ -252,3 +256,95 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
                             return None
                         return int(idx[starts[first_block]])
     return None
+
+
+def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[bool] | None = None, *,
+                 min_records: int = 3, window: int = 8, max_chars: int = 120,
+                 similarity: float = 0.4, min_before: float = 0.0) -> tuple[int, int] | None:
+    """The span ``(first, end)`` of positions in *lines* of the first thread of dated
+    records, or None: NCE's Assumption 2 (Laber et al. 2009, Sec. 2: the comments repeat
+    dates and one template, closely located), read on records that do not wrap each
+    comment in an element of its own (a ``<dt>`` author line and a ``<dd>`` text; a bold
+    author line and the comment's paragraphs, all siblings), whose author lines lie
+    further apart than Phase 2's window.
+
+    *lines* are display blocks in document order, *paths* their tag path ids,
+    *headings* whether each is a heading (``h1``–``h6``; None: none is). A
+    *header* is a line of at most *max_chars* characters (Latin-equivalent,
+    :func:`~scrapy_cepr.core.text.latin_length`) holding a date
+    (:data:`~scrapy_cepr.core.text.DATE_RE`). A thread is a run of at least
+    *min_records* headers of one tag path, each 2 to *window* lines after the one before
+    (the comment's own text between them, no heading: a record holding a section
+    heading is a round-up's entry, not a comment), each similar to the one before (Jaccard index
+    of their digit-masked word sets, Phase 2's ``bag``, at least *similarity*: the
+    template's words and the month are shared, the author's name is not), and not all
+    of them the same words outside their dates (and the word right before a date's day,
+    a month's name; each comment is signed by its author: a
+    line repeated with only its date changed is a card's notice). The span runs
+    from the first header to the end of the last record: the lines after the last header
+    whose tag path is one of the earlier records' text lines', at most ``window - 1``
+    of them; when none follows, the records are signed below their text ("Posted by
+    Ann at …" after each comment), and the span starts at the first record's text
+    instead (the same paths, at most ``window - 1`` lines before the first header, never
+    the first line). A run that starts at the first line is the text's own layout (a
+    diary, dated sections), as in :func:`comment_start`, and so is one with less than
+    *min_before* of the lines' characters before it (a thread follows the story; a
+    listing's dated entries, a forum's posts are the page's text).
+
+    >>> lines = ["Story.", "Ann wrote on March 2, 2008:", "Nice.", "Bo wrote on March 3, 2008:",
+    ...          "No.", "Too long.", "Cy wrote on March 5, 2008:", "Yes.", "(Reporting by Di)"]
+    >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1])
+    (1, 8)
+    >>> dated_thread(["Story.", "Nice.", "Ann, 2 March 2008", "No.", "Bo, 3 March 2008", "Yes.", "Cy, 5 March 2008"],
+    ...              [1, 3, 2, 3, 2, 3, 2])  # signed below the text
+    (1, 7)
+    >>> dated_thread([s.replace("Ann", "Bo").replace("Cy", "Bo") for s in lines], [1, 2, 3, 2, 3, 3, 2, 3, 1]) is None
+    True
+    >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1], min_before=0.1) is None  # "Story." is too short
+    True
+    >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 4, 3, 1]) is None  # the third header on another path
+    True
+    >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1], [False] * 4 + [True] + [False] * 4) is None  # a headed record
+    True
+    >>> dated_thread(["2008-03-02 Story, part one", "Ann, 2008-03-03", "Bo, 2008-03-04", "x"], [1, 2, 2, 3]) is None
+    True
+    """
+    # A Latin-equivalent length is at least the length: the long lines are passed over first.
+    dated = [i for i in range(1, len(lines))
+             if len(lines[i]) <= max_chars and DATE_RE.search(lines[i]) and latin_length(lines[i]) <= max_chars]
+    runs: dict[int, tuple[list[int], frozenset[str]]] = {}  # per tag path: its open run, the last header's words
+    found: list[list[int]] = []
+    for i in dated:
+        mine = _block_words(lines[i])
+        open_run = runs.get(paths[i])
+        if open_run is not None:
+            run, words = open_run
+            inter = len(mine & words)
+            if (2 <= i - run[-1] <= window and inter and inter >= similarity * (len(mine) + len(words) - inter)
+                    and not (headings is not None and any(headings[run[-1] + 1:i]))):
+                run.append(i)
+                runs[paths[i]] = (run, mine)
+                continue
+            if len(run) >= min_records:
+                found.append(run)
+        runs[paths[i]] = ([i], mine)
+    found += [run for run, _ in runs.values() if len(run) >= min_records]
+    # Each comment is signed by its author: headers that are one line but for the date
+    # ("Book by <date> for travel through <date>") are a card's or a form's notice.
+    found = [run for run in found if len({_block_words(_DATED_RE.sub(" ", lines[i])) for i in run}) > 1]
+    if not found:
+        return None
+    run = min(found)
+    headers = set(run)
+    text_paths = {paths[i] for i in range(run[0], run[-1]) if i not in headers}
+    start, end = run[0], run[-1] + 1
+    while end < len(lines) and end - run[-1] < window and paths[end] in text_paths:
+        end += 1
+    if end == run[-1] + 1:  # signed below the text (a footer per comment): the first record starts before
+        while start > 1 and run[0] - start < window - 1 and paths[start - 1] in text_paths:
+            start -= 1
+    if min_before > 0.0:
+        chars = [latin_length(line) for line in lines]
+        if sum(chars[:start]) < min_before * sum(chars):
+            return None
+    return start, end

@@ -43,6 +43,7 @@ import numpy as np
 from lxml import etree
 
 from .pagetype import PAGE_TYPES
+from .text import DATE_RE
 from .trees import TreeEnsemble, load_packaged
 
 __all__ = ["FEATURE_NAMES", "MIN_SEARCH_CHARS", "MODEL_FILE", "SOURCES", "candidate_features", "gate_probability",
@@ -74,12 +75,6 @@ MIN_SEARCH_CHARS = 2000
 _INDEX = {name: i for i, name in enumerate(FEATURE_NAMES)}
 _SKIP = ("script", "style", "noscript", "template")
 _YEAR_RE = re.compile(r"(?<!\d)(?:199\d|20[0-4]\d)(?!\d)")
-# A date as pages write it: numbers of day, month and year close together, or a day and a
-# year with a word (a month name) between them; any script.
-_ANY_DATE_RE = re.compile(
-    r"(?<!\d)(?:(?:19|20)\d\d[-/.年]\s?\d{1,2}[-/.月]\s?\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:19|20)?\d\d"
-    r"|\d{1,2}\D{1,16}?(?:199\d|20[0-4]\d)|(?:199\d|20[0-4]\d)\D{1,3}\d{1,2}\D{1,3}\d{1,2})(?!\d)"
-)
 _MAX_NODES = 5000  # text nodes read per page (bounded work on hostile pages)
 
 
@@ -232,8 +227,8 @@ def _page_dates(x: np.ndarray, nodes: Sequence[tuple[str, object]], day: str, ti
                 modified: Sequence[str]) -> None:
     """How many dates the page shows and how recent *day* is among the days it declares
     in ``<time datetime>`` (features ``dated_elements`` … ``modified_gap``)."""
-    dated = [m.group(0) for text, _ in nodes for m in _ANY_DATE_RE.finditer(text)]
-    x[_INDEX["dated_elements"]] = float(sum(1 for text, _ in nodes if _ANY_DATE_RE.search(text)))
+    dated = [m.group(0) for text, _ in nodes for m in DATE_RE.finditer(text)]
+    x[_INDEX["dated_elements"]] = float(sum(1 for text, _ in nodes if DATE_RE.search(text)))
     x[_INDEX["distinct_days"]] = float(len(set(dated)))
     this = _to_date(day)
     others = [d for d in (_to_date(t) for t in time_days) if d is not None]

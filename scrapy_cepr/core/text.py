@@ -17,6 +17,7 @@ import numpy as np
 __all__ = [
     "CJK_RE",
     "CONTROL_RE",
+    "DATE_RE",
     "INVISIBLE_RE",
     "SENTENCE_CLOSERS",
     "SENTENCE_TERMINALS",
@@ -160,6 +161,15 @@ def count_punctuation(texts: Sequence[str], lengths: np.ndarray | None = None) -
     marks.cumsum(out=csum[1:])
     ends = lengths.cumsum()
     return csum[ends] - csum[ends - lengths]
+
+
+#: A date as pages write it, in any script: the numbers of day, month and year close
+#: together (``2008-03-20``, ``20.03.08``, ``2008年3月20日``), or a day and a year with a
+#: word (a month name) between them (``March 20, 2008``, ``20 mars 2008``).
+DATE_RE = re.compile(
+    r"(?<!\d)(?:(?:19|20)\d\d[-/.年]\s?\d{1,2}[-/.月]\s?\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:19|20)?\d\d"
+    r"|\d{1,2}\D{1,16}?(?:199\d|20[0-4]\d)|(?:199\d|20[0-4]\d)\D{1,3}\d{1,2}\D{1,3}\d{1,2})(?!\d)"
+)
 
 
 # CJK ideographs, kana and hangul: each character is one token (spec §6, paper metric).

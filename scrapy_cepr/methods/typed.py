@@ -33,7 +33,10 @@ model):
      unless ``p < article_floor`` (an image credit, a gallery's "Close"). Teasers,
      comments and sidebars outside the chosen subtree are never kept; a comment thread
      that only CEPR-Article's looser reading of the comment records finds (wrapped
-     records, none of them holding a heading) is dropped too (``drop_threads``). A page where
+     records, none of them holding a heading) is dropped too (``drop_threads``), and so is
+     one whose comments no element wraps, found by its dated author lines in the blocks
+     from the first kept one to the last (``drop_dated_threads``,
+     :func:`~scrapy_cepr.core.comments.dated_thread`). A page where
      CEPR-Article keeps nothing is assembled as the other types;
    * *forum, product, collection, listing, documentation, service*: every block with
      ``p ≥ threshold`` (posts, cards, specification tables, all sections of a document;
@@ -87,6 +90,7 @@ from ..core.blocks import (
     dialog_nodes,
     with_page_type,
 )
+from ..core.comments import dated_thread
 from ..core.page import Page
 from ..core.params import check_real
 from ..core.result import Extraction, text_node_extraction
@@ -139,6 +143,9 @@ class TypedParams:
         thread that only CEPR-Article's looser reading of the comment records finds
         (:func:`~scrapy_cepr.core.article.thread_records`; the block classifier reads the
         strict records); False keeps them.
+    :param drop_dated_threads: on pages assembled as an article, drop a comment thread
+        whose records are not wrapped, found by its dated author lines
+        (:func:`dated_thread_blocks`); False keeps it.
     :param copy_share: in [0, 1]; on pages assembled as an article and on documentation
         pages, drop the later copies of the kept lines when one stretch of consecutive
         kept blocks copying earlier ones in order holds at least this share of the kept
@@ -161,6 +168,7 @@ class TypedParams:
     headline: bool = False
     drop_repeats: bool = True
     drop_threads: bool = True
+    drop_dated_threads: bool = True
     copy_share: float = 0.1
     page_type: str | None = None
 
@@ -168,14 +176,14 @@ class TypedParams:
         # The block classifier reads the strict comment records (it was trained on them;
         # the looser reading, CEPR-Article's default, did not raise it out of fold).
         art = ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges,
-                            comment_wrapped=False)
+                            comment_wrapped=False, comment_dated=False)
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(art, name))
         object.__setattr__(self, "_article", art)  # validated once, not per page
         for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence",
                      "after_story_threshold", "copy_share"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
-        for name in ("headline", "drop_repeats", "drop_threads"):
+        for name in ("headline", "drop_repeats", "drop_threads", "drop_dated_threads"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {getattr(self, name)!r}")
         if self.page_type is not None and self.page_type not in PAGE_TYPES:
@@ -296,6 +304,7 @@ def _thread_blocks(page: Page, state: ArticleState, art: Extraction, feats: Bloc
     return np.logical_or.reduceat(in_thread, feats.starts)
 
 
+_HEADING = FEATURES.index("heading")
 #: Assemblies whose kept blocks keep their repeated lines: one author's story or document.
 AUTHORED_TYPES = frozenset({"article", "documentation"})
 #: A kept block shorter than this many words (as :func:`~scrapy_cepr.core.text.text_measures`
@@ -376,12 +385,15 @@ def story_copies(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], mi
 
 
 def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], assembly: str, ptype: str,
-                   thread: Callable[[], np.ndarray], params: TypedParams = TypedParams()) -> np.ndarray:
+                   thread: Callable[[], np.ndarray], params: TypedParams = TypedParams(),
+                   paths: np.ndarray | None = None) -> np.ndarray:
     """Step 5's clean-up of the kept blocks *keep* (bool ``(B,)``) of an assembly
     (*assembly*: ``"article"`` or another type) on a page whose most probable type is
     *ptype*: a line kept twice on the other types' pages (:func:`drop_repeated`,
     ``drop_repeats``), a wrapped comment thread on an article (*thread()*, bool ``(B,)``,
-    called only then; ``drop_threads``), a story printed twice on an article or a
+    called only then; ``drop_threads``), an unwrapped one found by its dated author lines
+    (:func:`dated_thread_blocks`, ``drop_dated_threads``; *paths* int ``(B,)`` are the
+    blocks' tag path ids, None skips it), a story printed twice on an article or a
     document (:func:`story_copies`, ``copy_share``). *x* ``(B, F)`` are the block
     features, ``line(b)`` block *b*'s text. A new array. The training script
     (``benchmarks/train_blocks.py``) scores its assemblies through this function too."""
@@ -389,9 +401,32 @@ def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], 
         keep = drop_repeated(keep, x, line)
     if params.drop_threads and assembly == "article":
         keep = keep & ~thread()
+    if params.drop_dated_threads and assembly == "article" and paths is not None:
+        keep = keep & ~dated_thread_blocks(keep, x, line, paths, params.article_params().cut_min_before)
     if params.copy_share < 1.0 and (assembly == "article" or ptype in AUTHORED_TYPES) and keep.any():
         keep = keep & ~story_copies(keep, x, line, params.copy_share)
     return keep
+
+
+def dated_thread_blocks(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], paths: np.ndarray,
+                        min_before: float = 0.0) -> np.ndarray:
+    """The kept blocks (bool ``(B,)``) of the first comment thread of dated, unwrapped
+    records (:func:`~scrapy_cepr.core.comments.dated_thread`) in the blocks from the
+    first to the last of *keep* (bool ``(B,)``), kept or not: the classifier may drop a
+    comment's author line and keep its text. *x* ``(B, F)`` are the block features
+    (their ``heading`` column), ``line(b)`` is block *b*'s text, *paths* int ``(B,)`` its
+    tag path id; a thread with less than *min_before* of those blocks' characters before
+    it is none (CEPR-Article's ``cut_min_before``)."""
+    out = np.zeros(keep.size, dtype=bool)
+    kept = np.flatnonzero(keep)
+    if not kept.size:
+        return out
+    seq = np.arange(kept[0], kept[-1] + 1)
+    span = dated_thread([line(b) for b in seq.tolist()], paths[seq].tolist(),
+                        (x[seq, _HEADING] > 0).tolist(), min_before=min_before)
+    if span is not None:
+        out[seq[span[0]:span[1]]] = True
+    return out & keep
 
 
 #: Rows × trees per prediction chunk of :func:`predict_blocks`.
@@ -482,7 +517,8 @@ def run(page: Page, params: TypedParams) -> Extraction:
             return np.zeros(len(feats), dtype=bool)
         return _thread_blocks(page, state, art, feats, params.article_params())
 
-    keep_blocks = after_assembly(keep_blocks, feats.x, block_line, assembly, ptype, thread, params)
+    keep_blocks = after_assembly(keep_blocks, feats.x, block_line, assembly, ptype, thread, params,
+                                 page.path_ids[starts])
     if ptype == "article":
         if params.headline:  # the headline's heading in the body, whatever its probability
             keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
