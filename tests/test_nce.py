@@ -218,3 +218,17 @@ def test_dated_lines_that_differ_only_in_their_dates_are_no_thread():
     signed = [line.replace("Book by", f"{place} desk:") if line in notices else line
               for line, place in zip(lines, ["", "", "", "Lisbon", "", "", "Oslo", "", "", "Rome"])]
     assert dated_thread(signed, paths) is not None
+
+
+def test_a_name_above_the_date_signs_it_a_teaser_does_not():
+    """A date alone on its line is signed by the name above it in the same element (a
+    ``<br>`` between them: ``unit`` equal); the summary of a news teaser above its date is
+    no name (more than 4 words), so a list of teasers is no thread."""
+    names = ["Story of the day.", "Ann", "March 2, 2008", "Nice.", "Bo", "March 3, 2008", "No.",
+             "Cy", "March 5, 2008", "Yes."]
+    paths, cells = [1, 4, 2, 3, 4, 2, 3, 4, 2, 3], [0, 1, 1, 2, 3, 3, 4, 5, 5, 6]
+    assert dated_thread(names, paths) is None  # the dates alone are the same but for the day
+    assert dated_thread(names, paths, unit=cells.__getitem__) == (1, 10)
+    teasers = [line if len(line) > 6 or "2008" in line else f"A new method from the lab helps {line} steer models"
+               for line in names]
+    assert dated_thread(teasers, paths, unit=cells.__getitem__) is None

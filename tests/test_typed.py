@@ -475,19 +475,24 @@ def _dated_thread_page(layout: str) -> str:
     elif layout == "flat":  # a bold author line and the paragraphs, all siblings
         thread = "<p><b>Comments</b></p>" + "".join(
             f"<p><b>{a}</b> wrote on {d}:</p>" + "".join(f"<p>{x}</p>" for x in t) + "<hr>" for a, d, t in _COMMENTS)
+    elif layout == "table":  # a row per comment: the name and, after a <br>, the date in one cell
+        thread = '<table><tr><td colspan="2"><b>Your views</b></td></tr>' + "".join(
+            f"<tr><td>{a}<br>{d}</td><td>" + "<br><br>".join(t) + "</td></tr>" for a, d, t in _COMMENTS) + "</table>"
     else:  # signed below the text
         thread = "<h3>Comments</h3>" + "".join(
             "".join(f"<p>{x}</p>" for x in t) + f"<p><small>Posted by: {a} at {d}</small></p>" for a, d, t in _COMMENTS)
     return _html("dated_thread").replace("<!--THREAD-->", thread)
 
 
-@pytest.mark.parametrize("layout", ["dl", "flat", "signed"])
+@pytest.mark.parametrize("layout", ["dl", "flat", "signed", "table"])
 @pytest.mark.parametrize("method", ["cepr-typed", "cepr-article"])
 def test_unwrapped_dated_thread_dropped(layout, method):
     """A reader thread whose comments are not wrapped one per element, below a story: its
     dated author lines (one template, different authors) mark it, and the comments go
     (``drop_dated_threads`` of CEPR-Typed assembling an article, ``comment_dated`` of
-    CEPR-Article's step 8); switched off, they stay. The story is kept either way."""
+    CEPR-Article's step 8); switched off, they stay. The story is kept either way. In
+    the table a row wraps each comment, but no name is a link, and CEPR-Article's
+    comment records hold one."""
     html = _dated_thread_page(layout)
     on, off = ({"page_type": "article"}, {"page_type": "article", "drop_dated_threads": False}) \
         if method == "cepr-typed" else ({}, {"comment_dated": False})

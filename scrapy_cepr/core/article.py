@@ -1206,10 +1206,13 @@ def _dated_thread_nodes(page: Page, keep: np.ndarray, starts: np.ndarray, ends: 
     texts = page.texts
     lines = [" ".join(texts[a:b]) for a, b in zip(starts[kept].tolist(), ends[kept].tolist())]
     paths = page.path_ids[starts[kept]].tolist()
-    if dated_thread(lines, paths) is None:
+    def unit(k: int) -> int:
+        return page.block_element(int(starts[kept[k]]))
+
+    if dated_thread(lines, paths, unit=unit) is None:  # no heading read: the common case costs less
         return out
     heading = np.logical_or.reduceat(_tag_depths(page, _HEADINGS)[0][page.path_ids] >= 0, starts)[kept]
-    span = dated_thread(lines, paths, heading.tolist(), min_before=min_before)
+    span = dated_thread(lines, paths, heading.tolist(), min_before=min_before, unit=unit)
     if span is not None:
         first, end = span
         out[starts[kept[first]]:ends[kept[end - 1]]] = True

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +34,8 @@ _PLAIN_WORD_RE = re.compile(r"\w+")
 #: A date with the word written right before its day ("March 20, 2008"), which
 #: :data:`~scrapy_cepr.core.text.DATE_RE` leaves out.
 _DATED_RE = re.compile(r"(?:[^\W\d_]+\.?\s)?(?:" + DATE_RE.pattern + ")")
+#: Words of a name written on the line above a comment's date (:func:`dated_thread`).
+_NAME_WORDS = 4
 _COMPONENT_SIZE = 3  # paper, Phase 2 step 3: "a connected component with at least 3 nodes"
 
 
@@ -260,7 +262,8 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
 
 def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[bool] | None = None, *,
                  min_records: int = 3, window: int = 8, max_chars: int = 120,
-                 similarity: float = 0.4, min_before: float = 0.0) -> tuple[int, int] | None:
+                 similarity: float = 0.4, min_before: float = 0.0,
+                 unit: Callable[[int], object] | None = None) -> tuple[int, int] | None:
     """The span ``(first, end)`` of positions in *lines* of the first thread of dated
     records, or None: NCE's Assumption 2 (Laber et al. 2009, Sec. 2: the comments repeat
     dates and one template, closely located), read on records that do not wrap each
@@ -269,7 +272,9 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     further apart than Phase 2's window.
 
     *lines* are display blocks in document order, *paths* their tag path ids,
-    *headings* whether each is a heading (``h1``–``h6``; None: none is). A
+    *headings* whether each is a heading (``h1``–``h6``; None: none is), ``unit(i)``
+    the element that holds line *i* (:meth:`~scrapy_cepr.core.page.Page.block_element`;
+    None: every line its own). A
     *header* is a line of at most *max_chars* characters (Latin-equivalent,
     :func:`~scrapy_cepr.core.text.latin_length`) holding a date
     (:data:`~scrapy_cepr.core.text.DATE_RE`). A thread is a run of at least
@@ -279,7 +284,9 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     of their digit-masked word sets, Phase 2's ``bag``, at least *similarity*: the
     template's words and the month are shared, the author's name is not), and not all
     of them the same words outside their dates (and the word right before a date's day,
-    a month's name; each comment is signed by its author: a
+    a month's name; with the line before, of at most 4 words, when ``unit(i - 1) ==
+    unit(i)``: a name above the date in one element, after a ``<br>``, not a teaser's
+    text above its date; each comment is signed by its author: a
     line repeated with only its date changed is a card's notice). The span runs
     from the first header to the end of the last record: the lines after the last header
     whose tag path is one of the earlier records' text lines', at most ``window - 1``
@@ -302,6 +309,10 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     True
     >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1], min_before=0.1) is None  # "Story." is too short
     True
+    >>> table = ["Story.", "Ann", "March 2, 2008", "Nice.", "Bo", "March 3, 2008", "No.", "Cy", "March 5, 2008", "Yes."]
+    >>> paths, cells = [1, 4, 2, 3, 4, 2, 3, 4, 2, 3], [0, 1, 1, 2, 3, 3, 4, 5, 5, 6]
+    >>> dated_thread(table, paths) is None, dated_thread(table, paths, unit=cells.__getitem__)  # name<br>date
+    (True, (1, 10))
     >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 4, 3, 1]) is None  # the third header on another path
     True
     >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1], [False] * 4 + [True] + [False] * 4) is None  # a headed record
@@ -331,13 +342,23 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     found += [run for run, _ in runs.values() if len(run) >= min_records]
     # Each comment is signed by its author: headers that are one line but for the date
     # ("Book by <date> for travel through <date>") are a card's or a form's notice.
-    found = [run for run in found if len({_block_words(_DATED_RE.sub(" ", lines[i])) for i in run}) > 1]
+    def signature(i: int) -> frozenset[str]:
+        words = _block_words(_DATED_RE.sub(" ", lines[i]))
+        if unit is not None and i > 0 and unit(i - 1) == unit(i):  # a name above the date, after a <br>
+            name = _block_words(lines[i - 1])
+            if len(name) <= _NAME_WORDS:  # not a teaser's text above its date
+                words |= name
+        return words
+
+    found = [run for run in found if len({signature(i) for i in run}) > 1]
     if not found:
         return None
     run = min(found)
     headers = set(run)
     text_paths = {paths[i] for i in range(run[0], run[-1]) if i not in headers}
     start, end = run[0], run[-1] + 1
+    if unit is not None and start > 1 and unit(start - 1) == unit(start):  # the first name above its date
+        start -= 1
     while end < len(lines) and end - run[-1] < window and paths[end] in text_paths:
         end += 1
     if end == run[-1] + 1:  # signed below the text (a footer per comment): the first record starts before

@@ -478,6 +478,21 @@ class Page:
         """Dotted tag path of text node *i*."""
         return self.paths[self.path_ids[i]]
 
+    def block_element(self, i: int) -> int:
+        """The index in :attr:`body_nodes` of the nearest element of :data:`BLOCK_TAGS`
+        that holds text node *i* (``<body>``, 0, at most): the lines of one element that
+        only ``<br>`` separates share it.
+
+        >>> page = Page.from_html("<div><b>Ann</b><br>2 March 2008</div><p>Nice.</p>")
+        >>> [page.block_element(i) for i in range(len(page))]
+        [1, 1, 4]
+        """
+        nodes, parents = self.body_nodes, self.body_parents
+        e = int(self.owner_nodes[i])
+        while e > 0 and nodes[e].tag not in BLOCK_TAGS:
+            e = int(parents[e])
+        return e
+
 
 def _text_nodes(body: etree._Element) -> tuple:
     """The non-blank text nodes under *body* in document order, in one pass.

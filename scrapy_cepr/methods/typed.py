@@ -386,7 +386,7 @@ def story_copies(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], mi
 
 def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], assembly: str, ptype: str,
                    thread: Callable[[], np.ndarray], params: TypedParams = TypedParams(),
-                   paths: np.ndarray | None = None) -> np.ndarray:
+                   paths: np.ndarray | None = None, unit: Callable[[int], object] | None = None) -> np.ndarray:
     """Step 5's clean-up of the kept blocks *keep* (bool ``(B,)``) of an assembly
     (*assembly*: ``"article"`` or another type) on a page whose most probable type is
     *ptype*: a line kept twice on the other types' pages (:func:`drop_repeated`,
@@ -402,14 +402,14 @@ def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], 
     if params.drop_threads and assembly == "article":
         keep = keep & ~thread()
     if params.drop_dated_threads and assembly == "article" and paths is not None:
-        keep = keep & ~dated_thread_blocks(keep, x, line, paths, params.article_params().cut_min_before)
+        keep = keep & ~dated_thread_blocks(keep, x, line, paths, params.article_params().cut_min_before, unit)
     if params.copy_share < 1.0 and (assembly == "article" or ptype in AUTHORED_TYPES) and keep.any():
         keep = keep & ~story_copies(keep, x, line, params.copy_share)
     return keep
 
 
 def dated_thread_blocks(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], paths: np.ndarray,
-                        min_before: float = 0.0) -> np.ndarray:
+                        min_before: float = 0.0, unit: Callable[[int], object] | None = None) -> np.ndarray:
     """The kept blocks (bool ``(B,)``) of the first comment thread of dated, unwrapped
     records (:func:`~scrapy_cepr.core.comments.dated_thread`) in the blocks from the
     first to the last of *keep* (bool ``(B,)``), kept or not: the classifier may drop a
@@ -423,7 +423,8 @@ def dated_thread_blocks(keep: np.ndarray, x: np.ndarray, line: Callable[[int], s
         return out
     seq = np.arange(kept[0], kept[-1] + 1)
     span = dated_thread([line(b) for b in seq.tolist()], paths[seq].tolist(),
-                        (x[seq, _HEADING] > 0).tolist(), min_before=min_before)
+                        (x[seq, _HEADING] > 0).tolist(), min_before=min_before,
+                        unit=None if unit is None else (lambda i: unit(int(seq[i]))))
     if span is not None:
         out[seq[span[0]:span[1]]] = True
     return out & keep
@@ -518,7 +519,7 @@ def run(page: Page, params: TypedParams) -> Extraction:
         return _thread_blocks(page, state, art, feats, params.article_params())
 
     keep_blocks = after_assembly(keep_blocks, feats.x, block_line, assembly, ptype, thread, params,
-                                 page.path_ids[starts])
+                                 page.path_ids[starts], lambda b: page.block_element(int(starts[b])))
     if ptype == "article":
         if params.headline:  # the headline's heading in the body, whatever its probability
             keep_blocks |= headline_blocks(page, feats.starts, feats.ends, state.headline)
