@@ -232,3 +232,17 @@ def test_a_name_above_the_date_signs_it_a_teaser_does_not():
     teasers = [line if len(line) > 6 or "2008" in line else f"A new method from the lab helps {line} steer models"
                for line in names]
     assert dated_thread(teasers, paths, unit=cells.__getitem__) is None
+
+
+def test_the_first_signed_run_decides():
+    """A forum's first posts start the page (too little text before them for a thread):
+    that run is refused, and the posts after a heading further down, a run of their own
+    with enough text before it, are not tried as a thread either."""
+    lines, paths = _thread_lines(3)
+    later = [line.replace("Ann", "Di").replace("Bo", "Ed").replace("Cy", "Flo") for line in lines[1:]]
+    page = lines + ["Page 2"] + later
+    page_paths = paths + [5] + paths[1:]
+    headings = [False] * len(lines) + [True] + [False] * len(later)
+    assert dated_thread(page, page_paths, headings, min_before=0.3) is None
+    assert dated_thread(page[len(lines):], page_paths[len(lines):], headings[len(lines):]) is not None
+    assert dated_thread(page, page_paths, headings) == (1, len(lines))  # without the guard: the first run

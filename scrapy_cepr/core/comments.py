@@ -264,39 +264,43 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
                  min_records: int = 3, window: int = 8, max_chars: int = 120,
                  similarity: float = 0.4, min_before: float = 0.0,
                  unit: Callable[[int], object] | None = None) -> tuple[int, int] | None:
-    """The span ``(first, end)`` of positions in *lines* of the first thread of dated
-    records, or None: NCE's Assumption 2 (Laber et al. 2009, Sec. 2: the comments repeat
-    dates and one template, closely located), read on records that do not wrap each
-    comment in an element of its own (a ``<dt>`` author line and a ``<dd>`` text; a bold
-    author line and the comment's paragraphs, all siblings), whose author lines lie
-    further apart than Phase 2's window.
+    """The span ``(first, end)`` of positions in *lines* of the first comment thread of
+    dated records, or None: NCE's Assumption 2 (Laber et al. 2009, Sec. 2: comments
+    repeat dates and one template, closely located), read on the author lines of a
+    thread that wraps no comment in an element of its own (a ``<dt>`` author line and a
+    ``<dd>`` text; a bold author line and the comment's paragraphs, all siblings), which
+    lie further apart than Phase 2's window.
 
     *lines* are display blocks in document order, *paths* their tag path ids,
     *headings* whether each is a heading (``h1``–``h6``; None: none is), ``unit(i)``
-    the element that holds line *i* (:meth:`~scrapy_cepr.core.page.Page.block_element`;
-    None: every line its own). A
-    *header* is a line of at most *max_chars* characters (Latin-equivalent,
-    :func:`~scrapy_cepr.core.text.latin_length`) holding a date
-    (:data:`~scrapy_cepr.core.text.DATE_RE`). A thread is a run of at least
-    *min_records* headers of one tag path, each 2 to *window* lines after the one before
-    (the comment's own text between them, no heading: a record holding a section
-    heading is a round-up's entry, not a comment), each similar to the one before (Jaccard index
-    of their digit-masked word sets, Phase 2's ``bag``, at least *similarity*: the
-    template's words and the month are shared, the author's name is not), and not all
-    of them the same words outside their dates (and the word right before a date's day,
-    a month's name; with the line before, of at most 4 words, when ``unit(i - 1) ==
-    unit(i)``: a name above the date in one element, after a ``<br>``, not a teaser's
-    text above its date; each comment is signed by its author: a
-    line repeated with only its date changed is a card's notice). The span runs
-    from the first header to the end of the last record: the lines after the last header
-    whose tag path is one of the earlier records' text lines', at most ``window - 1``
-    of them; when none follows, the records are signed below their text ("Posted by
-    Ann at …" after each comment), and the span starts at the first record's text
-    instead (the same paths, at most ``window - 1`` lines before the first header, never
-    the first line). A run that starts at the first line is the text's own layout (a
-    diary, dated sections), as in :func:`comment_start`, and so is one with less than
-    *min_before* of the lines' characters before it (a thread follows the story; a
-    listing's dated entries, a forum's posts are the page's text).
+    the element holding line *i* (:meth:`~scrapy_cepr.core.page.Page.block_element`;
+    None: each line its own).
+
+    * A *header* (author line) has at most *max_chars* characters (Latin-equivalent,
+      :func:`~scrapy_cepr.core.text.latin_length`) and holds a date
+      (:data:`~scrapy_cepr.core.text.DATE_RE`).
+    * A *run* is at least *min_records* headers of one tag path, each 2 to *window*
+      lines after the one before (the comment's text between them, no heading: a record
+      with a section heading is a round-up's entry), each similar to the one before
+      (Jaccard index of their digit-masked word sets, Phase 2's ``bag``, at least
+      *similarity*: the template's words and the month are shared, the names are not).
+    * Its headers are *signed*: not all the same words outside their dates (the word
+      right before a date's day, a month's name, counts as the date). A name above the
+      date in the same element (a ``<br>`` between), of at most 4 words, signs it too;
+      a teaser's longer text above its date does not. A line repeated with only its
+      dates changed is a card's notice.
+    * The span runs from the first header (or the name above it) to the end of the last
+      comment: the lines after the last header whose tag path is one of the comments'
+      text lines', at most ``window - 1``. When none follows, the comments are signed
+      below their text ("Posted by Ann at …"), and the span starts at the first
+      comment's text (the same paths, at most ``window - 1`` lines before the first
+      header).
+    * A thread follows a story: a run that starts at the first line is the text's own
+      layout (a diary, dated sections), as in :func:`comment_start`, and so is a span
+      with less than *min_before* of the lines' characters before it (a listing's dated
+      entries, a forum's posts). The first signed run decides, as NCE's first connected
+      component does: when it is refused, a later one (a forum's later posts) is not
+      tried.
 
     >>> lines = ["Story.", "Ann wrote on March 2, 2008:", "Nice.", "Bo wrote on March 3, 2008:",
     ...          "No.", "Too long.", "Cy wrote on March 5, 2008:", "Yes.", "(Reporting by Di)"]
@@ -340,32 +344,29 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
                 found.append(run)
         runs[paths[i]] = ([i], mine)
     found += [run for run, _ in runs.values() if len(run) >= min_records]
-    # Each comment is signed by its author: headers that are one line but for the date
-    # ("Book by <date> for travel through <date>") are a card's or a form's notice.
-    def signature(i: int) -> frozenset[str]:
-        words = _block_words(_DATED_RE.sub(" ", lines[i]))
-        if unit is not None and i > 0 and unit(i - 1) == unit(i):  # a name above the date, after a <br>
-            name = _block_words(lines[i - 1])
-            if len(name) <= _NAME_WORDS:  # not a teaser's text above its date
-                words |= name
-        return words
-
-    found = [run for run in found if len({signature(i) for i in run}) > 1]
     if not found:
         return None
-    run = min(found)
-    headers = set(run)
-    text_paths = {paths[i] for i in range(run[0], run[-1]) if i not in headers}
-    start, end = run[0], run[-1] + 1
-    if unit is not None and start > 1 and unit(start - 1) == unit(start):  # the first name above its date
-        start -= 1
-    while end < len(lines) and end - run[-1] < window and paths[end] in text_paths:
-        end += 1
-    if end == run[-1] + 1:  # signed below the text (a footer per comment): the first record starts before
-        while start > 1 and run[0] - start < window - 1 and paths[start - 1] in text_paths:
-            start -= 1
-    if min_before > 0.0:
-        chars = [latin_length(line) for line in lines]
-        if sum(chars[:start]) < min_before * sum(chars):
-            return None
-    return start, end
+
+    def name_above(i: int) -> frozenset[str]:
+        """The words of the name above header *i* in its element, or none."""
+        if unit is None or i < 2 or unit(i - 1) != unit(i):
+            return frozenset()
+        name = _block_words(lines[i - 1])
+        return name if len(name) <= _NAME_WORDS else frozenset()
+
+    total = sum(map(latin_length, lines)) if min_before > 0.0 else 0
+    for run in sorted(found):
+        if len({_block_words(_DATED_RE.sub(" ", lines[i])) | name_above(i) for i in run}) < 2:
+            continue  # unsigned: a notice repeated with its dates changed
+        headers = set(run)
+        text_paths = {paths[i] for i in range(run[0], run[-1]) if i not in headers}
+        start, end = run[0] - (1 if name_above(run[0]) else 0), run[-1] + 1
+        while end < len(lines) and end - run[-1] < window and paths[end] in text_paths:
+            end += 1
+        if end == run[-1] + 1:  # signed below the text: the first comment starts before its footer
+            while start > 1 and run[0] - start < window - 1 and paths[start - 1] in text_paths:
+                start -= 1
+        if min_before > 0.0 and sum(map(latin_length, lines[:start])) < min_before * total:
+            return None  # the first signed run decides
+        return start, end
+    return None
