@@ -1206,7 +1206,8 @@ def _dated_thread_nodes(page: Page, keep: np.ndarray, starts: np.ndarray, ends: 
     texts = page.texts
     lines = [" ".join(texts[a:b]) for a, b in zip(starts[kept].tolist(), ends[kept].tolist())]
     paths = page.path_ids[starts[kept]].tolist()
-    def unit(k: int) -> int:
+
+    def unit(k: int) -> int:  # the element holding kept block k (a name and a date after a <br> share it)
         return page.block_element(int(starts[kept[k]]))
 
     if dated_thread(lines, paths, unit=unit) is None:  # no heading read: the common case costs less

@@ -393,7 +393,8 @@ def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], 
     ``drop_repeats``), a wrapped comment thread on an article (*thread()*, bool ``(B,)``,
     called only then; ``drop_threads``), an unwrapped one found by its dated author lines
     (:func:`dated_thread_blocks`, ``drop_dated_threads``; *paths* int ``(B,)`` are the
-    blocks' tag path ids, None skips it), a story printed twice on an article or a
+    blocks' tag path ids, None skips it; ``unit(b)`` the element holding block *b*), a
+    story printed twice on an article or a
     document (:func:`story_copies`, ``copy_share``). *x* ``(B, F)`` are the block
     features, ``line(b)`` block *b*'s text. A new array. The training script
     (``benchmarks/train_blocks.py``) scores its assemblies through this function too."""
@@ -415,8 +416,10 @@ def dated_thread_blocks(keep: np.ndarray, x: np.ndarray, line: Callable[[int], s
     first to the last of *keep* (bool ``(B,)``), kept or not: the classifier may drop a
     comment's author line and keep its text. *x* ``(B, F)`` are the block features
     (their ``heading`` column), ``line(b)`` is block *b*'s text, *paths* int ``(B,)`` its
-    tag path id; a thread with less than *min_before* of those blocks' characters before
-    it is none (CEPR-Article's ``cut_min_before``)."""
+    tag path id, ``unit(b)`` the element holding it
+    (:meth:`~scrapy_cepr.core.page.Page.block_element`; None: each block its own); a
+    thread with less than *min_before* of those blocks' characters before it is none
+    (CEPR-Article's ``cut_min_before``)."""
     out = np.zeros(keep.size, dtype=bool)
     kept = np.flatnonzero(keep)
     if not kept.size:
