@@ -967,9 +967,11 @@ class _Work:
     page_records: np.ndarray | None = None
     #: bool ``(N,)``, text in link-dense display blocks (step 5), or None when off.
     dense: np.ndarray | None = None
-    #: int64 ``(P,)``, :func:`_tag_depths` of step 5's and step 6's tags.
+    #: int64 ``(P,)``, :func:`_tag_depths` of step 5's and step 6's tags, and of the
+    #: headings (step 8's dated threads).
     chrome_depth: np.ndarray | None = None
     figure_depth: np.ndarray | None = None
+    heading_depth: np.ndarray | None = None
     #: bool ``(N,)``, the text steps 4–6 and 8 drop wherever it lies (step 3c), or None.
     dropped: np.ndarray | None = None
     #: The region's element (step 3), the story's paragraph path id (3b), the anchor (2).
@@ -1071,8 +1073,9 @@ def _step_chrome(w: _Work) -> None:
         link_chars = np.add.reduceat(chars * page.in_link, starts)
         all_chars = np.add.reduceat(chars, starts)
         w.dense = (link_chars > params.link_density * np.maximum(all_chars, 1.0)).repeat(ends - starts)
-    w.chrome_depth, w.figure_depth = _tag_depths(page, NON_ARTICLE_TAGS if params.boilerplate else frozenset(),
-                                                 frozenset() if params.captions else FIGURE_TAGS)
+    w.chrome_depth, w.figure_depth, w.heading_depth = _tag_depths(
+        page, NON_ARTICLE_TAGS if params.boilerplate else frozenset(), frozenset() if params.captions else FIGURE_TAGS,
+        _HEADINGS if params.comments and params.comment_dated else frozenset())
     if params.grow and len(w.table):
         # Text that steps 4–6 and 8 drop wherever it lies costs the region nothing.
         dropped = w.in_records.copy()
@@ -1191,16 +1194,17 @@ def _step_comments(w: _Work) -> None:
     if cut is not None and not _story_continues(page, keep & w.evidence, cut, params.story_continues):
         keep[cut:] = False
     if params.comment_dated:
-        keep &= ~_dated_thread_nodes(page, keep, w.starts, w.ends, params.cut_min_before)
+        keep &= ~_dated_thread_nodes(page, keep, w.starts, w.ends, w.heading_depth, params.cut_min_before)
 
 
 def _dated_thread_nodes(page: Page, keep: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                        min_before: float) -> np.ndarray:
+                        heading_depth: np.ndarray | None, min_before: float) -> np.ndarray:
     """Step 8's thread of dated, unwrapped records among the display blocks (text-node
     ranges ``[starts, ends)``) that hold a kept node (*keep*, bool ``(N,)``): bool
     ``(N,)``, the text nodes of its blocks (:func:`~scrapy_cepr.core.comments.dated_thread`,
     refused with less than *min_before* of the blocks' characters before it, as NCE's cut
-    is; whether a block is a heading is read only when a thread is found)."""
+    is). *heading_depth* is :func:`_tag_depths` of ``h1``–``h6`` per tag path (None:
+    no block is a heading)."""
     out = np.zeros(keep.size, dtype=bool)
     kept = np.flatnonzero(np.logical_or.reduceat(keep, starts)) if keep.size else np.zeros(0, np.int64)
     texts = page.texts
@@ -1210,10 +1214,10 @@ def _dated_thread_nodes(page: Page, keep: np.ndarray, starts: np.ndarray, ends: 
     def unit(k: int) -> int:  # the element holding kept block k (a name and a date after a <br> share it)
         return page.block_element(int(starts[kept[k]]))
 
-    if dated_thread(lines, paths, unit=unit) is None:  # no heading read: the common case costs less
-        return out
-    heading = np.logical_or.reduceat(_tag_depths(page, _HEADINGS)[0][page.path_ids] >= 0, starts)[kept]
-    span = dated_thread(lines, paths, heading.tolist(), min_before=min_before, unit=unit)
+    heading = None
+    if heading_depth is not None:
+        heading = np.logical_or.reduceat(heading_depth[page.path_ids] >= 0, starts)[kept].tolist()
+    span = dated_thread(lines, paths, heading, min_before=min_before, unit=unit)
     if span is not None:
         first, end = span
         out[starts[kept[first]]:ends[kept[end - 1]]] = True

@@ -354,7 +354,7 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
         name = _block_words(lines[i - 1])
         return name if len(name) <= _NAME_WORDS else frozenset()
 
-    total = sum(map(latin_length, lines)) if min_before > 0.0 else 0
+    chars = list(map(latin_length, lines)) if min_before > 0.0 else []
     for run in sorted(found):
         if len({_block_words(_DATED_RE.sub(" ", lines[i])) | name_above(i) for i in run}) < 2:
             continue  # unsigned: a notice repeated with its dates changed
@@ -366,7 +366,7 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
         if end == run[-1] + 1:  # signed below the text: the first comment starts before its footer
             while start > 1 and run[0] - start < window - 1 and paths[start - 1] in text_paths:
                 start -= 1
-        if min_before > 0.0 and sum(map(latin_length, lines[:start])) < min_before * total:
+        if min_before > 0.0 and sum(chars[:start]) < min_before * sum(chars):
             return None  # the first signed run decides
         return start, end
     return None

@@ -304,6 +304,7 @@ def _thread_blocks(page: Page, state: ArticleState, art: Extraction, feats: Bloc
     return np.logical_or.reduceat(in_thread, feats.starts)
 
 
+#: The block feature column :func:`dated_thread_blocks` reads (inside ``h1``–``h6``).
 _HEADING = FEATURES.index("heading")
 #: Assemblies whose kept blocks keep their repeated lines: one author's story or document.
 AUTHORED_TYPES = frozenset({"article", "documentation"})
