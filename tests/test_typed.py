@@ -15,6 +15,7 @@ from scrapy_cepr.methods import METHOD_NAMES, get_method
 from scrapy_cepr.methods.typed import (
     MODEL_FEATURES,
     TypedParams,
+    after_assembly,
     analyse,
     drop_repeated,
     load_model,
@@ -465,22 +466,22 @@ _COMMENTS = (
 )
 
 
-def _dated_thread_page(layout: str) -> str:
-    """The story of ``typed_dated_thread.html`` with :data:`_COMMENTS` below it, in a
-    layout that wraps no comment in an element of its own."""
+def _dated_thread_page(layout: str, comments: tuple = _COMMENTS) -> str:
+    """The story of ``typed_dated_thread.html`` with *comments* below it, in a layout
+    that wraps no comment in an element of its own."""
     if layout == "dl":  # author line in <dt>, the text in <dd>
         thread = "<b>Your comments</b><dl>" + "".join(
             f'<dt><a href="/user/{i}">{a}</a> said on {d}:</dt><dd>' + "<br><br>".join(t) + "</dd>"
-            for i, (a, d, t) in enumerate(_COMMENTS)) + "</dl>"
+            for i, (a, d, t) in enumerate(comments)) + "</dl>"
     elif layout == "flat":  # a bold author line and the paragraphs, all siblings
         thread = "<p><b>Comments</b></p>" + "".join(
-            f"<p><b>{a}</b> wrote on {d}:</p>" + "".join(f"<p>{x}</p>" for x in t) + "<hr>" for a, d, t in _COMMENTS)
+            f"<p><b>{a}</b> wrote on {d}:</p>" + "".join(f"<p>{x}</p>" for x in t) + "<hr>" for a, d, t in comments)
     elif layout == "table":  # a row per comment: the name and, after a <br>, the date in one cell
         thread = '<table><tr><td colspan="2"><b>Your views</b></td></tr>' + "".join(
-            f"<tr><td>{a}<br>{d}</td><td>" + "<br><br>".join(t) + "</td></tr>" for a, d, t in _COMMENTS) + "</table>"
+            f"<tr><td>{a}<br>{d}</td><td>" + "<br><br>".join(t) + "</td></tr>" for a, d, t in comments) + "</table>"
     else:  # signed below the text
         thread = "<h3>Comments</h3>" + "".join(
-            "".join(f"<p>{x}</p>" for x in t) + f"<p><small>Posted by: {a} at {d}</small></p>" for a, d, t in _COMMENTS)
+            "".join(f"<p>{x}</p>" for x in t) + f"<p><small>Posted by: {a} at {d}</small></p>" for a, d, t in comments)
     return _html("dated_thread").replace("<!--THREAD-->", thread)
 
 
@@ -505,6 +506,61 @@ def test_unwrapped_dated_thread_dropped(layout, method):
                  "Will the second boat be electric"):
         assert text not in body
     assert "My grandfather crewed that boat" in kept and "Will the second boat be electric" in kept
+
+
+def _short_story_page(layout: str) -> str:
+    """:func:`_dated_thread_page` with a story of two paragraphs and eight comments
+    (:data:`_COMMENTS` twice, the second time a year later by other readers): the story
+    is under 30 % of the kept text, and longer than one comment."""
+    later = tuple((f"{a} Jr", d.replace("2008", "2009"), t[::-1]) for a, d, t in _COMMENTS)
+    html = _dated_thread_page(layout, _COMMENTS + later)
+    for start in ("<p>About forty", "<p>The ferry company", "<p>Captain Robert", "<p>Shopkeepers"):
+        at = html.index(start)
+        html = html[:at] + html[html.index("</p>", at) + len("</p>"):]
+    return html
+
+
+@pytest.mark.parametrize("layout", ["flat", "signed"])
+def test_short_story_long_dated_thread(layout):
+    """A short story with a long thread of unwrapped comments: on a page read as an
+    article CEPR-Typed drops the thread (its story is longer than one comment);
+    CEPR-Article, which reads any page, keeps it (its story holds less than
+    ``cut_min_before`` of the text, as a forum's first post does)."""
+    html = _short_story_page(layout)
+    typed = extract(html, method="cepr-typed", page_type="article").body
+    article = extract(html, method="cepr-article").body
+    for body in (typed, article):
+        assert "The old harbour ferry carried passengers" in body and "The county council will decide in May" in body
+    assert "My grandfather crewed that boat" not in typed and "harbourgirl" not in typed
+    assert "My grandfather crewed that boat" in article
+    assert "My grandfather crewed that boat" not in extract(html, method="cepr-article", cut_min_before=0.0).body
+
+
+def test_dated_thread_after_any_assembly_of_an_article():
+    """:func:`after_assembly` drops a dated thread on a page whose most probable type is
+    ``article`` however it was assembled (below ``article_confidence`` the blocks are
+    assembled as the other types'), and keeps it on a forum page; a thread longer per
+    comment than the text before it is no thread (a forum's first post, a live blog's
+    lead)."""
+    lines = ["The old harbour ferry carried passengers across the bay again on Thursday morning, two winters "
+             "after a cracked propeller shaft sent it to the dry dock at Kettle Point."]
+    for a, d, t in _COMMENTS:
+        lines += [f"{a} wrote on {d}:", *t]
+    paths = np.array([1] + [3 if line.endswith(":") and " wrote on " in line else 2 for line in lines[1:]])
+    x = np.zeros((len(lines), len(FEATURES)))
+    keep = np.ones(len(lines), bool)
+
+    def none() -> np.ndarray:
+        return np.zeros(len(lines), bool)
+
+    def kept(ptype: str, assembly: str, text: list[str]) -> list[str]:
+        out = after_assembly(keep, x, text.__getitem__, assembly, ptype, none, TypedParams(), paths)
+        return [line for line, k in zip(text, out.tolist()) if k]
+
+    assert kept("article", "other", lines) == lines[:1]
+    assert kept("article", "article", lines) == lines[:1]
+    assert kept("forum", "other", lines) == lines
+    assert kept("article", "other", ["Ferry back."] + lines[1:]) == ["Ferry back."] + lines[1:]
 
 
 def test_dated_sections_with_headings_are_no_thread():

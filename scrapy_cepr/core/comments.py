@@ -262,7 +262,7 @@ def comment_start(page: Page, keep: np.ndarray, params: NCEParams) -> int | None
 
 def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[bool] | None = None, *,
                  min_records: int = 3, window: int = 8, max_chars: int = 120,
-                 similarity: float = 0.4, min_before: float = 0.0,
+                 similarity: float = 0.4, min_before: float = 0.0, min_before_records: float = 0.0,
                  unit: Callable[[int], object] | None = None) -> tuple[int, int] | None:
     """The span ``(first, end)`` of positions in *lines* of the first comment thread of
     dated records, or None: NCE's Assumption 2 (Laber et al. 2009, Sec. 2: comments
@@ -298,9 +298,12 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     * A thread follows a story: a run that starts at the first line is the text's own
       layout (a diary, dated sections), as in :func:`comment_start`, and so is a span
       with less than *min_before* of the lines' characters before it (a listing's dated
-      entries, a forum's posts). The first signed run decides, as NCE's first connected
-      component does: when it is refused, a later one (a forum's later posts) is not
-      tried.
+      entries, a forum's posts), or with fewer characters before it than
+      *min_before_records* times its mean record (the span's characters over its
+      headers): a story is longer than one of its readers' comments, a forum thread's
+      title or a live blog's lead is not. The first signed run decides, as NCE's first
+      connected component does: when it is refused, a later one (a forum's later posts)
+      is not tried.
 
     >>> lines = ["Story.", "Ann wrote on March 2, 2008:", "Nice.", "Bo wrote on March 3, 2008:",
     ...          "No.", "Too long.", "Cy wrote on March 5, 2008:", "Yes.", "(Reporting by Di)"]
@@ -313,6 +316,11 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     True
     >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1], min_before=0.1) is None  # "Story." is too short
     True
+    >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1], min_before_records=1.0) is None  # and shorter than a comment
+    True
+    >>> long = ["A story of three sentences. It goes on. And on."] + lines[1:]
+    >>> dated_thread(long, [1, 2, 3, 2, 3, 3, 2, 3, 1], min_before=0.3), dated_thread(long, [1, 2, 3, 2, 3, 3, 2, 3, 1], min_before_records=1.0)
+    (None, (1, 8))
     >>> table = ["Story.", "Ann", "March 2, 2008", "Nice.", "Bo", "March 3, 2008", "No.", "Cy", "March 5, 2008", "Yes."]
     >>> paths, cells = [1, 4, 2, 3, 4, 2, 3, 4, 2, 3], [0, 1, 1, 2, 3, 3, 4, 5, 5, 6]
     >>> dated_thread(table, paths) is None, dated_thread(table, paths, unit=cells.__getitem__)  # name<br>date
@@ -354,7 +362,7 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
         name = _block_words(lines[i - 1])
         return name if len(name) <= _NAME_WORDS else frozenset()
 
-    chars = list(map(latin_length, lines)) if min_before > 0.0 else []
+    chars = list(map(latin_length, lines)) if min_before > 0.0 or min_before_records > 0.0 else []
     for run in sorted(found):
         if len({_block_words(_DATED_RE.sub(" ", lines[i])) | name_above(i) for i in run}) < 2:
             continue  # unsigned: a notice repeated with its dates changed
@@ -366,7 +374,9 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
         if end == run[-1] + 1:  # signed below the text: the first comment starts before its footer
             while start > 1 and run[0] - start < window - 1 and paths[start - 1] in text_paths:
                 start -= 1
-        if min_before > 0.0 and sum(chars[:start]) < min_before * sum(chars):
+        before = sum(chars[:start])
+        if (min_before > 0.0 and before < min_before * sum(chars)
+                or min_before_records > 0.0 and before < min_before_records * sum(chars[start:end]) / len(run)):
             return None  # the first signed run decides
         return start, end
     return None

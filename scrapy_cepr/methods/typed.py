@@ -43,7 +43,8 @@ model):
      the classifier has learned navigation, filters, tables of contents and sidebars
      from those pages). A page whose most probable type is ``article`` (below
      ``article_confidence``) where no block reaches ``threshold`` is assembled as an
-     article instead of emptied.
+     article instead of emptied; on such a page the two comment threads above are
+     dropped too (an article's text is one story, however it was assembled).
 
    On the pages of the types whose main text is not one author's story or document
    (forum, product, collection, listing, service), a kept block whose text (whitespace
@@ -139,11 +140,11 @@ class TypedParams:
         most probable type is neither ``article`` nor ``documentation``, drop the kept
         blocks whose text a kept block before them has (module docstring, step 5); False
         keeps them.
-    :param drop_threads: on pages assembled as an article, drop the blocks of a comment
-        thread that only CEPR-Article's looser reading of the comment records finds
-        (:func:`~scrapy_cepr.core.article.thread_records`; the block classifier reads the
-        strict records); False keeps them.
-    :param drop_dated_threads: on pages assembled as an article, drop a comment thread
+    :param drop_threads: on pages read as an article (the most probable type, however
+        assembled), drop the blocks of a comment thread that only CEPR-Article's looser
+        reading of the comment records finds (:func:`~scrapy_cepr.core.article.thread_records`;
+        the block classifier reads the strict records); False keeps them.
+    :param drop_dated_threads: on pages read as an article, drop a comment thread
         whose records are not wrapped, found by its dated author lines
         (:func:`dated_thread_blocks`); False keeps it.
     :param copy_share: in [0, 1]; on pages assembled as an article and on documentation
@@ -391,8 +392,8 @@ def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], 
     """Step 5's clean-up of the kept blocks *keep* (bool ``(B,)``) of an assembly
     (*assembly*: ``"article"`` or another type) on a page whose most probable type is
     *ptype*: a line kept twice on the other types' pages (:func:`drop_repeated`,
-    ``drop_repeats``), a wrapped comment thread on an article (*thread()*, bool ``(B,)``,
-    called only then; ``drop_threads``), an unwrapped one found by its dated author lines
+    ``drop_repeats``), a wrapped comment thread on a page assembled or read as an
+    article (*thread()*, bool ``(B,)``, called only then; ``drop_threads``), an unwrapped one found by its dated author lines
     (:func:`dated_thread_blocks`, ``drop_dated_threads``; *paths* int ``(B,)`` are the
     blocks' tag path ids, None skips it; ``unit(b)`` the element holding block *b*), a
     story printed twice on an article or a
@@ -401,33 +402,37 @@ def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], 
     (``benchmarks/train_blocks.py``) scores its assemblies through this function too."""
     if params.drop_repeats and assembly != "article" and ptype not in AUTHORED_TYPES:
         keep = drop_repeated(keep, x, line)
-    if params.drop_threads and assembly == "article":
+    story = assembly == "article" or ptype == "article"
+    if params.drop_threads and story:
         keep = keep & ~thread()
-    if params.drop_dated_threads and assembly == "article" and paths is not None:
-        keep = keep & ~dated_thread_blocks(keep, x, line, paths, params.article_params().cut_min_before, unit)
+    if params.drop_dated_threads and story and paths is not None:
+        keep = keep & ~dated_thread_blocks(keep, x, line, paths, unit=unit)
     if params.copy_share < 1.0 and (assembly == "article" or ptype in AUTHORED_TYPES) and keep.any():
         keep = keep & ~story_copies(keep, x, line, params.copy_share)
     return keep
 
 
 def dated_thread_blocks(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], paths: np.ndarray,
-                        min_before: float = 0.0, unit: Callable[[int], object] | None = None) -> np.ndarray:
+                        min_before_records: float = 1.0, unit: Callable[[int], object] | None = None) -> np.ndarray:
     """The kept blocks (bool ``(B,)``) of the first comment thread of dated, unwrapped
     records (:func:`~scrapy_cepr.core.comments.dated_thread`) in the blocks from the
     first to the last of *keep* (bool ``(B,)``), kept or not: the classifier may drop a
     comment's author line and keep its text. *x* ``(B, F)`` are the block features
     (their ``heading`` column), ``line(b)`` is block *b*'s text, *paths* int ``(B,)`` its
     tag path id, ``unit(b)`` the element holding it
-    (:meth:`~scrapy_cepr.core.page.Page.block_element`; None: each block its own); a
-    thread with less than *min_before* of those blocks' characters before it is none
-    (CEPR-Article's ``cut_min_before``)."""
+    (:meth:`~scrapy_cepr.core.page.Page.block_element`; None: each block its own).
+
+    A thread follows a story at least *min_before_records* times as long as its mean
+    record. The page type has read the page as an article, so the story's share of the
+    text (CEPR-Article's ``cut_min_before``, which guards a forum's or a listing's dated
+    records on any page) is not asked: a short story with a long thread is common."""
     out = np.zeros(keep.size, dtype=bool)
     kept = np.flatnonzero(keep)
     if not kept.size:
         return out
     seq = np.arange(kept[0], kept[-1] + 1)
     span = dated_thread([line(b) for b in seq.tolist()], paths[seq].tolist(),
-                        (x[seq, _HEADING] > 0).tolist(), min_before=min_before,
+                        (x[seq, _HEADING] > 0).tolist(), min_before_records=min_before_records,
                         unit=None if unit is None else (lambda i: unit(int(seq[i]))))
     if span is not None:
         out[seq[span[0]:span[1]]] = True
