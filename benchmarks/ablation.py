@@ -51,6 +51,7 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     ("- body subtree", "Wang et al. 2009 T_BODY / NCE separator node", "cepr-article", {"region": False}),
     ("- story path (step 3b)", "CEPR: one article, one paragraph path", "cepr-article", {"story_path_weight": 1.0}),
     ("- region growth (step 3c)", "text the later steps drop costs the region nothing", "cepr-article", {"grow": False}),
+    ("- comment records free in steps 3, 3b", "step 8 drops them wherever they lie", "cepr-article", {"region_free_records": False}),
     ("- drop text before the headline", "Wang et al. 2009, body below the title", "cepr-article", {"pre_title": False}),
     ("- in-region boilerplate", "CEDST hyperlink evidence, NCE link density, HTML semantics", "cepr-article", {"boilerplate": False}),
     ("- figure captions dropped", "gold convention", "cepr-article", {"captions": True}),

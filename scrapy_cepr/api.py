@@ -55,7 +55,7 @@ def extract(html: str | bytes, *, url: str | None = None, method: str = DEFAULT_
           ``grow_weight``, ``grow_cost``, ``grow_min_gain``, ``duplicate_story``,
           ``duplicate_path``, ``comment_records``, ``comment_cut``, ``comment_dated``, ``comment_evidence``,
           ``comment_evidence_share``, ``comment_after_share``, ``comment_headed``,
-          ``cut_min_before``);
+          ``cut_min_before``, ``region_free_records``);
         * CEDST (Zhang et al. 2018): ``gamma=2``, ``top_keywords=5``, ``topic_overlap=2``,
           ``stop_languages="all"``, ``weight_topic``/``weight_cluster``/
           ``weight_variance``/``weight_link=0.9``, ``siblings="container"``,

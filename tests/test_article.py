@@ -52,6 +52,33 @@ def test_short_story_wins_over_a_denser_comment_thread():
     assert "grandfather wound that clock" in setpr and "quarter past nine" not in setpr
 
 
+_COTTAGE_STORY = (
+    "The keeper's cottage at Gull Head will open to visitors in June, forty years after the last keeper left it, "
+    "the Westcliff Heritage Trust said on Monday.",
+    "Volunteers have spent three winters repairing the roof, the range and the oil store, using photographs lent "
+    "by the keeper's daughter, who still lives in the town.",
+    "The trust expects about six thousand visitors in the first summer and will charge four pounds for adults, "
+    "with children admitted free.",
+    "Guided walks from the harbour to the headland will run on Saturdays, weather permitting.",
+)
+
+
+def test_long_comment_thread_below_a_short_story_costs_the_region_nothing():
+    """A short story (four paragraphs) below a video caption, and twelve comment records
+    below it in the same container. The anchor is the caption (the first sentence below
+    the headline); the container holding caption, story and thread has less evidence
+    than the thread's text, so counting that text as boilerplate kept the region on the
+    caption alone. Step 8 drops the records wherever they lie, so steps 3 and 3b do not
+    count them (``region_free_records``): the story is whole, the thread gone."""
+    html = read("article_thread_below_short_story.html")
+    body = extract(html).body
+    for line in _COTTAGE_STORY:
+        assert line in body.split("\n")
+    assert "grandmother" not in body and "lamp room" not in body and "days ago" not in body
+    assert extract(html, region_free_records=False).body == \
+        "Watch: the restored kitchen of the cottage, filmed by the trust's volunteers last week."
+
+
 def test_comment_records_are_the_repeated_sibling_structure():
     page = Page.from_html(read("article_comments.html"))
     table = DomTable(page)

@@ -32,7 +32,10 @@ a parameter, see ``benchmarks/ablation.py``):
    Phase 1, plays the same role). Among the ancestors of the anchor, the element u
    maximising ``G(u) − β·B(u)`` is the region, G and B being the characters of body
    evidence and of the other text in T_u (β = ``boilerplate_weight``). A larger
-   ancestor wins only when the text it adds is mostly body evidence.
+   ancestor wins only when the text it adds is mostly body evidence. The text of step
+   8's comment records, which step 8 drops wherever it lies, is not in B
+   (``region_free_records``): a thread below a short story does not keep the region
+   from the story's container.
    *3b. Story path* (CEPR's premise, Wu et al. 2013: the paragraphs of one article
    share a tag path): the tag path with the most evidence characters in that region is
    the story's paragraph path; the region is chosen again along the same ancestors,
@@ -208,6 +211,8 @@ class ArticleParams:
         found only so kept where a thread sits; off: the strict reading only.
     :param cut_min_before: in [0, 1], NCE's cut is refused when less than this share of
         the kept characters lies before it (0: never refused).
+    :param region_free_records: steps 3 and 3b leave the comment records' text (which
+        step 8 drops) out of the region's cost B, as step 3c does; False counts it.
     :param grow: step 3c on/off.
     :param grow_path: step 3c counts text on the story's path as story, evidence or not.
     :param grow_weight: in [0, 1], step 3c's weight of evidence off the story's path.
@@ -249,6 +254,7 @@ class ArticleParams:
     comment_headed: bool = True
     comment_wrapped: bool = True
     cut_min_before: float = 0.3
+    region_free_records: bool = True
     grow: bool = True
     grow_path: bool = True
     duplicate_story: float = 0.7
@@ -286,7 +292,7 @@ class ArticleParams:
         for name in (
             "anchor", "region", "pre_title", "boilerplate", "captions", "duplicates", "comments", "anchor_sentence",
             "comment_records", "comment_cut", "comment_evidence", "grow", "duplicate_path", "comment_headed",
-            "grow_path", "comment_wrapped", "comment_dated",
+            "grow_path", "comment_wrapped", "comment_dated", "region_free_records",
         ):
             value = getattr(self, name)
             if not isinstance(value, bool):
@@ -393,7 +399,9 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
             if start is not None:
                 evidence = plain
     good = np.where(evidence, chars, 0.0)
-    u = body_subtree(table, good, chars - good, params.boilerplate_weight, start)
+    # Step 8 drops the comment records' text wherever it lies: it costs the region nothing.
+    bad = np.where(in_records, 0.0, chars - good) if params.region_free_records else chars - good
+    u = body_subtree(table, good, bad, params.boilerplate_weight, start)
     story = None
     if start is not None:
         lo, hi = table.text_range(u)
@@ -401,7 +409,7 @@ def _region(page: Page, table: DomTable, params: ArticleParams, headline: int | 
         if params.story_path_weight < 1.0:
             # Step 3b: again, with evidence off the story's paragraph path discounted.
             weighted = np.where(page.path_ids == story, good, params.story_path_weight * good)
-            u = body_subtree(table, weighted, chars - good, params.boilerplate_weight, start)
+            u = body_subtree(table, weighted, bad, params.boilerplate_weight, start)
         if dropped is not None:
             # Step 3c: again, the cost counting only the text the later steps keep.
             on_path = page.path_ids == story

@@ -175,9 +175,11 @@ class TypedParams:
 
     def __post_init__(self) -> None:
         # The block classifier reads the strict comment records (it was trained on them;
-        # the looser reading, CEPR-Article's default, did not raise it out of fold).
+        # the looser reading, CEPR-Article's default, did not raise it out of fold), and
+        # the region of steps 3 and 3b with the records' text as cost (retrained on the
+        # free records, it did not gain out of fold: docs/measurements.md).
         art = ArticleParams(alpha=self.alpha, lambda_=self.lambda_, radius=self.radius, edges=self.edges,
-                            comment_wrapped=False, comment_dated=False)
+                            comment_wrapped=False, comment_dated=False, region_free_records=False)
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(art, name))
         object.__setattr__(self, "_article", art)  # validated once, not per page
