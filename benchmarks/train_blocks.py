@@ -206,6 +206,7 @@ ABLATION = [
     ("- assembly by type (threshold on every page)", "service", {}),
     ("- type (article assembly on every page)", "article", {}),
     ("- region growth (CEPR-Article's subtree only)", None, {"region_threshold": 1.0}),
+    ("- comment records' boilerplate free in the article subtree", None, {"region_free_records": False}),
     ("- classifier's additions in the region", None, {"article_threshold": 1.0}),
     ("- classifier's drops in the region", None, {"article_floor": 0.0}),
     ("- dropping repeated lines (non-article types)", None, {"drop_repeats": False}),

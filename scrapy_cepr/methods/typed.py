@@ -28,7 +28,10 @@ model):
      story. Among CEPR-Article's region and its ancestors (Wang et al.
      2009's body subtree, grown), the subtree maximising ``Σ (p_b − region_threshold)·√words_b``
      over its blocks is chosen: a larger ancestor wins only when the blocks it adds are
-     mostly content (the parts of a story cut into sections, or split by an ad). Inside
+     mostly content (the parts of a story cut into sections, or split by an ad). A
+     block inside a comment record that the classifier reads as boilerplate costs
+     nothing there (``region_free_records``): it is not kept wherever it lies, and a
+     long thread below a short story must not keep the story out. Inside
      it, blocks with ``p ≥ article_threshold`` are kept, and the blocks CEPR-Article kept
      unless ``p < article_floor`` (an image credit, a gallery's "Close"). Teasers,
      comments and sidebars outside the chosen subtree are never kept; a comment thread
@@ -125,6 +128,9 @@ class TypedParams:
 
     :param threshold: blocks kept on non-article pages have ``p ≥ threshold``.
     :param region_threshold: the article subtree maximises ``Σ (p − region_threshold)·√words``.
+    :param region_free_records: in that sum, a block inside a comment record (the block
+        feature ``in_records``) counts ``max(0, …)``: below ``region_threshold`` it costs
+        the subtree nothing; False counts it as any block.
     :param article_threshold: blocks kept inside the article subtree have ``p ≥`` this …
     :param article_floor: … or are kept by CEPR-Article with ``p ≥ article_floor``.
     :param article_confidence: the article assembly is used when the page-type
@@ -162,6 +168,7 @@ class TypedParams:
     edges: str = "keep"
     threshold: float = 0.4
     region_threshold: float = 0.6
+    region_free_records: bool = True
     article_threshold: float = 0.7
     article_floor: float = 0.1
     article_confidence: float = 0.5
@@ -186,7 +193,7 @@ class TypedParams:
         for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence",
                      "after_story_threshold", "copy_share"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
-        for name in ("headline", "drop_repeats", "drop_threads", "drop_dated_threads"):
+        for name in ("headline", "drop_repeats", "drop_threads", "drop_dated_threads", "region_free_records"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {getattr(self, name)!r}")
         if self.page_type is not None and self.page_type not in PAGE_TYPES:
@@ -269,9 +276,13 @@ def article_subtree(p: np.ndarray, x: np.ndarray, regions: np.ndarray,
                     params: TypedParams = TypedParams()) -> tuple[int, int]:
     """The block range ``[lo, hi)`` of the article subtree: among CEPR-Article's region
     and its ancestors *regions* ``(A, 2)``, the one maximising
-    ``Σ (p_b − region_threshold)·√words_b`` (module docstring, step 5)."""
+    ``Σ (p_b − region_threshold)·√words_b`` (module docstring, step 5), a block inside a
+    comment record counting no less than 0 with ``region_free_records``."""
     weight = np.sqrt(np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64)))
-    gain = np.concatenate(([0.0], ((p - params.region_threshold) * weight).cumsum()))
+    score = (p - params.region_threshold) * weight
+    if params.region_free_records:
+        score = np.where(x[:, FEATURES.index("in_records")] > 0.5, np.maximum(score, 0.0), score)
+    gain = np.concatenate(([0.0], score.cumsum()))
     lo, hi = regions[int((gain[regions[:, 1]] - gain[regions[:, 0]]).argmax())]
     return int(lo), int(hi)
 
