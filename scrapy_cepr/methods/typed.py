@@ -405,13 +405,13 @@ def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], 
     """Step 5's clean-up of the kept blocks *keep* (bool ``(B,)``) of an assembly
     (*assembly*: ``"article"`` or another type) on a page whose most probable type is
     *ptype*: a line kept twice on the other types' pages (:func:`drop_repeated`,
-    ``drop_repeats``), a wrapped comment thread on a page assembled or read as an
-    article (*thread()*, bool ``(B,)``, called only then; ``drop_threads``), an unwrapped one found by its dated author lines
-    (:func:`dated_thread_blocks`, ``drop_dated_threads``; *paths* int ``(B,)`` are the
-    blocks' tag path ids, None skips it; ``unit(b)`` the element holding block *b*), a
-    story printed twice on an article or a
-    document (:func:`story_copies`, ``copy_share``). *x* ``(B, F)`` are the block
-    features, ``line(b)`` block *b*'s text. A new array. The training script
+    ``drop_repeats``); on a page assembled or read as an article, a wrapped comment
+    thread (*thread()*, bool ``(B,)``, called only then; ``drop_threads``) and an
+    unwrapped one found by its dated author lines (:func:`dated_thread_blocks`,
+    ``drop_dated_threads``; *paths* int ``(B,)`` are the blocks' tag path ids, None
+    skips it; ``unit(b)`` the element holding block *b*); a story printed twice on an
+    article or a document (:func:`story_copies`, ``copy_share``). *x* ``(B, F)`` are the
+    block features, ``line(b)`` block *b*'s text. A new array. The training script
     (``benchmarks/train_blocks.py``) scores its assemblies through this function too."""
     if params.drop_repeats and assembly != "article" and ptype not in AUTHORED_TYPES:
         keep = drop_repeated(keep, x, line)
