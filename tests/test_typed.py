@@ -561,6 +561,12 @@ def test_dated_thread_after_any_assembly_of_an_article():
     assert kept("article", "article", lines) == lines[:1]
     assert kept("forum", "other", lines) == lines
     assert kept("article", "other", ["Ferry back."] + lines[1:]) == ["Ferry back."] + lines[1:]
+    # The classifier kept the first comment and dropped the others: the thread is read in
+    # the blocks after the last kept one too, and the kept comment goes.
+    first = np.zeros(len(lines), bool)
+    first[:4] = True  # the story, the first author line and its two paragraphs
+    out = after_assembly(first, x, lines.__getitem__, "article", "article", none, TypedParams(), paths)
+    assert out.nonzero()[0].tolist() == [0]
 
 
 def test_dated_sections_with_headings_are_no_thread():

@@ -296,7 +296,8 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
       comment's text (the same paths, at most ``window - 1`` lines before the first
       header).
     * A thread follows a story: a run that starts at the first line is the text's own
-      layout (a diary, dated sections), as in :func:`comment_start`, and so is a span
+      layout (a diary, dated sections, a forum thread whose first post is signed as its
+      replies), as in :func:`comment_start`, and so is a span
       with less than *min_before* of the lines' characters before it (a listing's dated
       entries, a forum's posts), or with fewer characters before it than
       *min_before_records* times its mean record (the span's characters over its
@@ -316,6 +317,9 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     True
     >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1], min_before=0.1) is None  # "Story." is too short
     True
+    >>> forum = [f"{name} wrote on March {day}, 2008:" for name, day in (("Ann", 2), ("Bo", 3), ("Cy", 5), ("Di", 6))]
+    >>> dated_thread([line for header in forum for line in (header, "Text.")], [2, 3] * 4) is None  # the first post too
+    True
     >>> dated_thread(lines, [1, 2, 3, 2, 3, 3, 2, 3, 1], min_before_records=1.0) is None  # and shorter than a comment
     True
     >>> long = ["A story of three sentences. It goes on. And on."] + lines[1:]
@@ -333,7 +337,7 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     True
     """
     # A Latin-equivalent length is at least the length: the long lines are passed over first.
-    dated = [i for i in range(1, len(lines))
+    dated = [i for i in range(len(lines))
              if len(lines[i]) <= max_chars and DATE_RE.search(lines[i]) and latin_length(lines[i]) <= max_chars]
     runs: dict[int, tuple[list[int], frozenset[str]]] = {}  # per tag path: its open run, the last header's words
     found: list[list[int]] = []
@@ -366,6 +370,8 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     for run in sorted(found):
         if len({_block_words(_DATED_RE.sub(" ", lines[i])) | name_above(i) for i in run}) < 2:
             continue  # unsigned: a notice repeated with its dates changed
+        if run[0] == 0:
+            return None  # the text's own layout (a forum's first post is signed as its replies)
         headers = set(run)
         text_paths = {paths[i] for i in range(run[0], run[-1]) if i not in headers}
         start, end = run[0] - (1 if name_above(run[0]) else 0), run[-1] + 1

@@ -38,7 +38,7 @@ model):
      that only CEPR-Article's looser reading of the comment records finds (wrapped
      records, none of them holding a heading) is dropped too (``drop_threads``), and so is
      one whose comments no element wraps, found by its dated author lines in the blocks
-     from the first kept one to the last (``drop_dated_threads``,
+     from the first kept one to the page's end (``drop_dated_threads``,
      :func:`~scrapy_cepr.core.comments.dated_thread`). A page where
      CEPR-Article keeps nothing is assembled as the other types;
    * *forum, product, collection, listing, documentation, service*: every block with
@@ -429,8 +429,9 @@ def dated_thread_blocks(keep: np.ndarray, x: np.ndarray, line: Callable[[int], s
                         min_before_records: float = 1.0, unit: Callable[[int], object] | None = None) -> np.ndarray:
     """The kept blocks (bool ``(B,)``) of the first comment thread of dated, unwrapped
     records (:func:`~scrapy_cepr.core.comments.dated_thread`) in the blocks from the
-    first to the last of *keep* (bool ``(B,)``), kept or not: the classifier may drop a
-    comment's author line and keep its text. *x* ``(B, F)`` are the block features
+    first of *keep* (bool ``(B,)``) to the page's end, kept or not: the classifier may
+    drop a comment's author line and keep its text, or keep the first comment and drop
+    the others. *x* ``(B, F)`` are the block features
     (their ``heading`` column), ``line(b)`` is block *b*'s text, *paths* int ``(B,)`` its
     tag path id, ``unit(b)`` the element holding it
     (:meth:`~scrapy_cepr.core.page.Page.block_element`; None: each block its own).
@@ -443,7 +444,7 @@ def dated_thread_blocks(keep: np.ndarray, x: np.ndarray, line: Callable[[int], s
     kept = np.flatnonzero(keep)
     if not kept.size:
         return out
-    seq = np.arange(kept[0], kept[-1] + 1)
+    seq = np.arange(kept[0], keep.size)
     span = dated_thread([line(b) for b in seq.tolist()], paths[seq].tolist(),
                         (x[seq, _HEADING] > 0).tolist(), min_before_records=min_before_records,
                         unit=None if unit is None else (lambda i: unit(int(seq[i]))))
