@@ -75,7 +75,7 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     ("cepr-typed - region growth", "Wang et al. 2009 T_BODY grown by block scores", "cepr-typed", {"region_threshold": 1.0}),
     ("cepr-typed, page type forced to service", "learned alone: threshold assembly, and the classifier told 'service'", "cepr-typed", {"page_type": "service"}),
     ("cepr-typed - classifier's drops in the region", "", "cepr-typed", {"article_floor": 0.0}),
-    ("cepr-typed - dated, unwrapped comment threads", "NCE Assumption 2, read from the first kept block to the last", "cepr-typed", {"drop_dated_threads": False}),
+    ("cepr-typed - dated, unwrapped comment threads", "NCE Assumption 2, read from the first kept block to the page's end", "cepr-typed", {"drop_dated_threads": False}),
 ]
 
 
