@@ -297,9 +297,9 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
       header).
     * A thread follows a story: a run that starts at the first line is the text's own
       layout (a diary, dated sections, a forum thread whose first post is signed as its
-      replies), as in :func:`comment_start`, and so is a span
-      with less than *min_before* of the lines' characters before it (a listing's dated
-      entries, a forum's posts), or with fewer characters before it than
+      replies), as in :func:`comment_start`, and so is a span with less than
+      *min_before* of the lines' characters before it (a listing's dated entries, a
+      forum's posts), or with fewer characters before it than
       *min_before_records* times its mean record (the span's characters over its
       headers): a story is longer than one of its readers' comments, a forum thread's
       title or a live blog's lead is not. The first signed run decides, as NCE's first
@@ -336,9 +336,10 @@ def dated_thread(lines: Sequence[str], paths: Sequence[int], headings: Sequence[
     >>> dated_thread(["2008-03-02 Story, part one", "Ann, 2008-03-03", "Bo, 2008-03-04", "x"], [1, 2, 2, 3]) is None
     True
     """
-    # A Latin-equivalent length is at least the length: the long lines are passed over first.
-    dated = [i for i in range(len(lines))
-             if len(lines[i]) <= max_chars and DATE_RE.search(lines[i]) and latin_length(lines[i]) <= max_chars]
+    # A Latin-equivalent length is at least the length: the long lines are passed over
+    # first, and the lines without a digit (most short ones) before the date pattern.
+    dated = [i for i in range(len(lines)) if len(lines[i]) <= max_chars and _DIGITS_RE.search(lines[i])
+             and DATE_RE.search(lines[i]) and latin_length(lines[i]) <= max_chars]
     runs: dict[int, tuple[list[int], frozenset[str]]] = {}  # per tag path: its open run, the last header's words
     found: list[list[int]] = []
     for i in dated:

@@ -431,10 +431,10 @@ def dated_thread_blocks(keep: np.ndarray, x: np.ndarray, line: Callable[[int], s
     records (:func:`~scrapy_cepr.core.comments.dated_thread`) in the blocks from the
     first of *keep* (bool ``(B,)``) to the page's end, kept or not: the classifier may
     drop a comment's author line and keep its text, or keep the first comment and drop
-    the others. *x* ``(B, F)`` are the block features
-    (their ``heading`` column), ``line(b)`` is block *b*'s text, *paths* int ``(B,)`` its
-    tag path id, ``unit(b)`` the element holding it
-    (:meth:`~scrapy_cepr.core.page.Page.block_element`; None: each block its own).
+    the others. *x* ``(B, F)`` are the block features (their ``heading`` column),
+    ``line(b)`` is block *b*'s text, *paths* int ``(B,)`` its tag path id, ``unit(b)``
+    the element holding it (:meth:`~scrapy_cepr.core.page.Page.block_element`; None:
+    each block its own).
 
     A thread follows a story at least *min_before_records* times as long as its mean
     record. The page type has read the page as an article, so the story's share of the
