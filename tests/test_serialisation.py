@@ -1,7 +1,8 @@
 """How the kept text is written into the body: as a browser renders it (issue 17, the
 snippet metric). Inline elements join their neighbours without a space unless the source
 has white space between them (but two word characters outside Han, kana and hangul stay
-apart: the style sheet may lay them out as two boxes), ``<br>`` is a line break, blocks
+apart: the style sheet may lay them out as two boxes; a drop cap joins its word),
+``<br>`` is a line break, blocks
 are lines, no-break spaces are spaces, soft hyphens and zero-width characters vanish,
 entities are decoded.
 The pages are written here; their exact bodies are known."""
@@ -20,7 +21,7 @@ from scrapy_cepr.evaluation import snippet_counts, snippet_summary
 PAGE = """<!doctype html><html><head><title>Harbour storm</title></head><body>
 <article>
 <h1>Harbour storm closes the old pier</h1>
-<p>The storm reached the <b>harbour</b>, as the <a href="/forecast">forecast</a> said.
+<p><span class="initial">T</span>he storm reached the <b>harbour</b>, as the <a href="/forecast">forecast</a> said.
 Gusts hit <i>120</i>&nbsp;km/h at the <em>pier</em>'s end.</p>
 <p>Residents were <span>warned</span><span>early</span>
 <strong>on Monday</strong> and the fishermen stayed in port all day long.</p>
@@ -63,6 +64,10 @@ def test_a_control_only_text_keeps_the_white_space_around_it():
     ("<p>据<a href='/x'>新华社</a>报道，港口关闭。</p>", "据新华社报道，港口关闭。"),
     ("<p><a href='/'>Home</a><a href='/n'>News</a>|<a href='/s'>Sport</a></p>", "Home News|Sport"),
     ("<p>Price: $<span>26.95</span> (<i>was</i> $30)</p>", "Price: $26.95 (was $30)"),
+    # A drop cap (one capital in its own element before the rest of its word) joins it.
+    ("<p><span class='dropcap'>Ó</span>scar wrote <b>M</b><sup>me</sup> Roux.</p>", "Óscar wrote Mme Roux."),
+    # A capital before a capital, a digit or an identifier is not one.
+    ("<p><a href='/a'>A</a><a href='/b'>Bravo</a> <b>Y</b><i>b116df</i> <b>R</b><i>2d2</i></p>", "A Bravo Y b116df R 2d2"),
 ])
 def test_abutting_texts(html, body):
     page = Page.from_html(f"<body>{html}</body>")

@@ -342,9 +342,10 @@ def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray,
     (2), a space when white space separates them in the source (1), nothing otherwise
     (0: ``<b>Bold</b>, plain`` is ``Bold, plain``), except between two word characters
     outside Han, kana and hangul, which stay apart by a space (:func:`_words_apart`: the
-    style sheet, which we do not read, may lay the two out as separate boxes). Two kept
-    nodes with dropped nodes between them are apart by at least a space. Without
-    *gap_before* every pair of one block is joined with a space.
+    style sheet, which we do not read, may lay the two out as separate boxes) unless the
+    first node is a drop cap (:func:`_initial_letter`: ``<span>T</span>here`` is
+    ``There``). Two kept nodes with dropped nodes between them are apart by at least a
+    space. Without *gap_before* every pair of one block is joined with a space.
 
     :param texts: N normalised strings.
     :param blocks: int ``(N,)`` display-block ids from the page model.
@@ -357,6 +358,9 @@ def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray,
     >>> assemble_body(["Bold", ", plain", "x", "y", "(z", ")"], np.array([1, 1, 1, 1, 1, 1]), np.ones(6, bool),
     ...               np.array([0, 0, 1, 2, 1, 0]))
     'Bold, plain x\\ny (z)'
+    >>> assemble_body(["T", "here was", "News", "Sport"], np.array([1, 1, 2, 2]), np.ones(4, bool),
+    ...               np.array([0, 0, 0, 0]))
+    'There was\\nNews Sport'
     """
     idx = keep.nonzero()[0]
     if idx.size == 0:
@@ -375,7 +379,8 @@ def assemble_body(texts: Sequence[str], blocks: np.ndarray, keep: np.ndarray,
             seps = ["", " ", "\n"]
             parts = [kept[0]]
             for prev, text, gap in zip(kept, kept[1:], gaps.tolist()):
-                parts.append(" " if gap == 0 and _words_apart(prev[-1], text[0]) else seps[gap])
+                parts.append(" " if gap == 0 and _words_apart(prev[-1], text[0]) and not _initial_letter(prev, text)
+                             else seps[gap])
                 parts.append(text)
             return drop_invisible("".join(parts))
     # One line per run of kept nodes of one block: slices [start, end) of *kept*.
@@ -399,6 +404,28 @@ def _words_apart(left: str, right: str) -> bool:
     if not ((left.isalnum() or left == "_") and (right.isalnum() or right == "_")):
         return False
     return CJK_RE.match(left) is None or CJK_RE.match(right) is None
+
+
+_LEADING_WORD_RE = re.compile(r"\w+")
+
+
+def _initial_letter(left: str, right: str) -> bool:
+    """Whether the node *left*, abutting *right* in the source, is a drop cap (an initial
+    letter: CSS Inline Layout 3, §7 "Initial Letters"; CSS 2.1, §5.12.2 ":first-letter"):
+    one upper-case letter set in an element of its own before the rest of its word, a
+    run of lower-case letters (``<span class=dropcap>T</span>here``, ``M<sup>me</sup>``).
+    The word is read whole (``There``), as a reader does. A letter before a capital, a
+    digit or an identifier (``A<b>B</b>``, ``Y<i>b116df</i>``) is not one.
+
+    >>> _initial_letter("T", "here are"), _initial_letter("A", "Bc"), _initial_letter("Y", "b116df")
+    (True, False, False)
+    >>> _initial_letter("To", "day"), _initial_letter("É", "té,")
+    (False, True)
+    """
+    if len(left) != 1 or not left.isupper():
+        return False
+    word = _LEADING_WORD_RE.match(right)
+    return word is not None and word.group().isalpha() and word.group().islower()
 
 
 #: Characters that render nothing and leave their neighbours' rendering alone (Unicode
