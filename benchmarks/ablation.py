@@ -74,7 +74,8 @@ VARIANTS: list[tuple[str, str, str, dict]] = [
     ("cepr-typed (all steps, in-sample)", "block classifier over CEPR features + CEPR-Article's region", "cepr-typed", {}),
     ("cepr-typed - region growth", "Wang et al. 2009 T_BODY grown by block scores", "cepr-typed", {"region_threshold": 1.0}),
     ("cepr-typed, page type forced to service", "learned alone: threshold assembly, and the classifier told 'service'", "cepr-typed", {"page_type": "service"}),
-    ("cepr-typed - classifier's drops in the region", "", "cepr-typed", {"article_floor": 0.0}),
+    ("cepr-typed - classifier's drops in the region", "", "cepr-typed", {"article_floor": 0.0, "article_loose_floor": 0.0}),
+    ("cepr-typed - loose lines need the classifier's word", "paragraph-level elements (HTML §4.4)", "cepr-typed", {"article_loose_floor": 0.0}),
     ("cepr-typed - dated, unwrapped comment threads", "NCE Assumption 2, read from the first kept block to the page's end", "cepr-typed", {"drop_dated_threads": False}),
 ]
 

@@ -17,8 +17,10 @@ from scrapy_cepr.methods.typed import (
     TypedParams,
     after_assembly,
     analyse,
+    assemble,
     drop_repeated,
     load_model,
+    loose_lines,
     story_copies,
 )
 
@@ -178,7 +180,8 @@ def test_setpr_parameters_accepted_and_acting():
 @pytest.mark.parametrize(
     "kwargs",
     [{"threshold": 1.5}, {"article_floor": -0.1}, {"page_type": "blog"}, {"alpha": -1}, {"radius": -1},
-     {"after_story_threshold": 2}, {"headline": "no"}, {"drop_repeats": "yes"}, {"drop_threads": 1}],
+     {"after_story_threshold": 2}, {"headline": "no"}, {"drop_repeats": "yes"}, {"drop_threads": 1},
+     {"article_loose_floor": 1.5}, {"article_loose_words": -1}, {"article_loose_words": 2.5}],
 )
 def test_bad_parameters(kwargs):
     with pytest.raises(ValueError):
@@ -578,3 +581,42 @@ def test_dated_sections_with_headings_are_no_thread():
     for method, params in (("cepr-typed", {"page_type": "article"}), ("cepr-article", {})):
         body = extract(html, method=method, **params).body
         assert "My grandfather crewed that boat" in body and "Will the second boat be electric" in body
+
+
+def test_loose_line_in_the_story_needs_the_classifier():
+    """A share bar set in bare ``span``s inside the story's container: CEPR-Article's
+    region keeps it; CEPR-Typed keeps a line outside the paragraph-level elements that
+    ends no sentence only when the classifier reads it as content too
+    (``article_loose_floor``), so the body is the story's eight lines."""
+    html = (FIXTURES / "typed_loose_lines.html").read_text(encoding="utf-8")
+    body = extract(html, method="cepr-typed").body.split("\n")
+    assert len(body) == 8
+    assert body[0].startswith("The morning ferry") and body[-1].startswith("The harbour master said")
+    assert "Fares stay the same" in body
+    assert extract(html, method="cepr-typed", article_loose_floor=0.0).body.split("\n")[-1] == "Share Print"
+    assert extract(html, method="cepr-article").body.split("\n")[-1] == "Share Print"
+
+
+def test_assemble_loose_lines():
+    """The article assembly on synthetic blocks, all in CEPR-Article's region and kept by
+    it, with the same probability 0.3 (above ``article_floor``, below
+    ``article_loose_floor``): a paragraph, a list item, a heading and a short line that
+    ends a sentence stay; a short ``div`` line and its twin at 21 words go only while
+    it is within ``article_loose_words``."""
+    col = FEATURES.index
+    x = np.zeros((7, len(FEATURES)), np.float32)
+    x[:, col("article_keep")] = 1.0
+    x[:, col("log_words")] = np.log1p([30, 2, 4, 3, 5, 2, 21])
+    x[0, col("in_p")] = 1.0
+    x[2, col("in_li")] = 1.0
+    x[3, col("heading")] = 2.0
+    x[4, col("ends_sentence")] = 1.0
+    p = np.full(7, 0.3)
+    p[0] = 0.9  # the story's paragraph
+    regions = np.array([[0, 7]])
+    assert loose_lines(x, 20).tolist() == [False, True, False, False, False, True, False]
+    assert assemble(p, x, "article", regions).tolist() == [True, False, True, True, True, False, True]
+    assert assemble(p, x, "article", regions, TypedParams(article_loose_words=30)).tolist()[6] is False
+    assert assemble(p, x, "article", regions, TypedParams(article_loose_floor=0.0)).all()
+    # Not an article: the threshold alone decides.
+    assert assemble(p, x, "listing", regions).tolist() == (p >= 0.4).tolist()

@@ -33,7 +33,10 @@ model):
      nothing there (``region_free_records``): it is not kept wherever it lies, and a
      long thread below a short story must not keep the story out. Inside
      it, blocks with ``p ≥ article_threshold`` are kept, and the blocks CEPR-Article kept
-     unless ``p < article_floor`` (an image credit, a gallery's "Close"). Teasers,
+     unless ``p < article_floor`` (an image credit, a gallery's "Close"); a short line
+     outside HTML's paragraph-level elements that ends no sentence (an ad slot's label,
+     a byline, a share bar, a "see also" link in a ``div``) needs ``p ≥
+     article_loose_floor`` besides (:func:`loose_lines`). Teasers,
      comments and sidebars outside the chosen subtree are never kept; a comment thread
      that only CEPR-Article's looser reading of the comment records finds (wrapped
      records, none of them holding a heading) is dropped too (``drop_threads``), and so is
@@ -100,7 +103,7 @@ from ..core.params import check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_packaged
 
-__all__ = ["MODEL_FILE", "TypedParams", "after_assembly", "analyse", "assemble", "drop_repeated", "load_model", "run",
+__all__ = ["MODEL_FILE", "TypedParams", "after_assembly", "analyse", "assemble", "drop_repeated", "load_model", "loose_lines", "run",
            "story_copies"]
 
 logger = logging.getLogger(__name__)
@@ -132,7 +135,10 @@ class TypedParams:
         feature ``in_records``) counts ``max(0, …)``: below ``region_threshold`` it costs
         the subtree nothing; False counts it as any block.
     :param article_threshold: blocks kept inside the article subtree have ``p ≥`` this …
-    :param article_floor: … or are kept by CEPR-Article with ``p ≥ article_floor``.
+    :param article_floor: … or are kept by CEPR-Article with ``p ≥ article_floor``,
+    :param article_loose_floor: … and ``p ≥ article_loose_floor`` for a line that
+        :func:`loose_lines` finds (0 keeps them on CEPR-Article's word alone).
+    :param article_loose_words: the most words of such a line (an integer ≥ 0).
     :param article_confidence: the article assembly is used when the page-type
         probability of ``article`` is at least this (and it is the most probable type).
     :param after_story_threshold: on a page whose most probable type is ``article`` but
@@ -171,6 +177,8 @@ class TypedParams:
     region_free_records: bool = True
     article_threshold: float = 0.7
     article_floor: float = 0.1
+    article_loose_floor: float = 0.6
+    article_loose_words: int = 20
     article_confidence: float = 0.5
     after_story_threshold: float = 0.5
     headline: bool = False
@@ -190,9 +198,12 @@ class TypedParams:
         for name in ("alpha", "lambda_", "radius"):  # SETPR's own checks and conversions
             object.__setattr__(self, name, getattr(art, name))
         object.__setattr__(self, "_article", art)  # validated once, not per page
-        for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_confidence",
-                     "after_story_threshold", "copy_share"):
+        for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_loose_floor",
+                     "article_confidence", "after_story_threshold", "copy_share"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
+        words = self.article_loose_words
+        if isinstance(words, bool) or not isinstance(words, int) or words < 0:
+            raise ValueError(f"article_loose_words must be an integer >= 0, got {words!r}")
         for name in ("headline", "drop_repeats", "drop_threads", "drop_dated_threads", "region_free_records"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {getattr(self, name)!r}")
@@ -299,7 +310,42 @@ def assemble(p: np.ndarray, x: np.ndarray, page_type: str, regions: np.ndarray |
     lo, hi = article_subtree(p, x, regions, params)
     keep = np.zeros(p.size, dtype=bool)
     keep[lo:hi] = True
-    return keep & ((p >= params.article_threshold) | (article_kept & (p >= params.article_floor)))
+    floor = np.where(loose_lines(x, params.article_loose_words), max(params.article_floor, params.article_loose_floor),
+                     params.article_floor)
+    return keep & ((p >= params.article_threshold) | (article_kept & (p >= floor)))
+
+
+#: Block features of the HTML elements whose text is a paragraph of running text, as a
+#: browser's reader view and the benchmarks' gold bodies read it (HTML §4.4 grouping
+#: content ``p``, ``blockquote``, ``li``, ``dd``, ``dt``, ``pre``; §4.3 ``h1``–``h6``;
+#: §4.9 table cells; ``code``): the flags of :data:`scrapy_cepr.core.blocks.FEATURES`.
+_PARAGRAPH_FLAGS = ("in_p", "in_li", "heading", "in_table", "in_pre")
+
+
+def loose_lines(x: np.ndarray, max_words: int) -> np.ndarray:
+    """Which blocks are *loose lines*, bool ``(B,)`` from their features *x* ``(B, F)``:
+    at most *max_words* words, no sentence end (``ends_sentence``: a terminal of any
+    script, a colon or a semicolon), and no paragraph-level element among their
+    ancestors (:data:`_PARAGRAPH_FLAGS`): text set in a bare ``div`` or ``span``. In a
+    story such a line is mostly the page's own widgets between or around its paragraphs
+    (an ad slot's "Advertisement", a byline and date, "Share", an image credit, "See
+    also: …"), which CEPR-Article's region holds; the story's short lines (a subheading,
+    a one-line paragraph) sit in ``p``, ``h2`` or ``li`` or end a sentence, and the
+    lines of a page written with ``<br>`` between its paragraphs mostly end one.
+
+    >>> from scrapy_cepr.core.blocks import FEATURES
+    >>> x = np.zeros((3, len(FEATURES)), np.float32)
+    >>> x[:, FEATURES.index("log_words")] = np.log1p([1, 1, 30])
+    >>> x[1, FEATURES.index("in_p")] = 1.0
+    >>> loose_lines(x, 20).tolist()
+    [True, False, False]
+    """
+    col = FEATURES.index
+    out = np.expm1(x[:, col("log_words")].astype(np.float64)) <= max_words + 0.5
+    out &= x[:, col("ends_sentence")] < 0.5
+    for name in _PARAGRAPH_FLAGS:
+        out &= x[:, col(name)] < 0.5
+    return out
 
 
 def _thread_blocks(page: Page, state: ArticleState, art: Extraction, feats: BlockFeatures,
