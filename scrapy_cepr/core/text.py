@@ -406,9 +406,6 @@ def _words_apart(left: str, right: str) -> bool:
     return CJK_RE.match(left) is None or CJK_RE.match(right) is None
 
 
-_LEADING_WORD_RE = re.compile(r"\w+")
-
-
 def _initial_letter(left: str, right: str) -> bool:
     """Whether the node *left*, abutting *right* in the source, is a drop cap (an initial
     letter: CSS Inline Layout 3, §7 "Initial Letters"; CSS 2.1, §5.12.2 ":first-letter"):
@@ -424,7 +421,7 @@ def _initial_letter(left: str, right: str) -> bool:
     """
     if len(left) != 1 or not left.isupper():
         return False
-    word = _LEADING_WORD_RE.match(right)
+    word = _WORD_RE.match(right)
     return word is not None and word.group().isalpha() and word.group().islower()
 
 

@@ -283,13 +283,19 @@ def headline_blocks(page: Page, starts: np.ndarray, ends: np.ndarray, headline: 
     return out
 
 
+def _words(x: np.ndarray) -> np.ndarray:
+    """The blocks' words, float64 ``(B,)``, from their features *x* ``(B, F)`` (the
+    ``log_words`` column is ``log1p`` of them)."""
+    return np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64))
+
+
 def article_subtree(p: np.ndarray, x: np.ndarray, regions: np.ndarray,
                     params: TypedParams = TypedParams()) -> tuple[int, int]:
     """The block range ``[lo, hi)`` of the article subtree: among CEPR-Article's region
     and its ancestors *regions* ``(A, 2)``, the one maximising
     ``Σ (p_b − region_threshold)·√words_b`` (module docstring, step 5), a block inside a
     comment record counting no less than 0 with ``region_free_records``."""
-    weight = np.sqrt(np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64)))
+    weight = np.sqrt(_words(x))
     score = (p - params.region_threshold) * weight
     if params.region_free_records:
         score = np.where(x[:, FEATURES.index("in_records")] > 0.5, np.maximum(score, 0.0), score)
@@ -341,7 +347,7 @@ def loose_lines(x: np.ndarray, max_words: int) -> np.ndarray:
     [True, False, False]
     """
     col = FEATURES.index
-    out = np.expm1(x[:, col("log_words")].astype(np.float64)) <= max_words + 0.5
+    out = _words(x) <= max_words + 0.5
     out &= x[:, col("ends_sentence")] < 0.5
     for name in _PARAGRAPH_FLAGS:
         out &= x[:, col(name)] < 0.5
@@ -380,7 +386,7 @@ def _line_key(text: str) -> str:
 
 def _long_enough(x: np.ndarray) -> np.ndarray:
     """Per block of *x* ``(B, F)``, whether it has :data:`REPEAT_MIN_WORDS` words or more."""
-    return np.expm1(x[:, FEATURES.index("log_words")].astype(np.float64)) >= REPEAT_MIN_WORDS - 1e-3
+    return _words(x) >= REPEAT_MIN_WORDS - 1e-3
 
 
 def drop_repeated(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str]) -> np.ndarray:
