@@ -17,9 +17,11 @@ scores it again (:func:`scrapy_cepr.evaluation.plain_page`):
 
 A third copy, the *br page* (:func:`scrapy_cepr.evaluation.br_page`), is the plain page
 with its paragraphs written the 1990s–2000s way: each ``<p>`` a ``<font>`` followed by
-``<br><br>``, the same lines in a browser.
+``<br><br>``, the same lines in a browser. A fourth, the *table page*
+(:func:`scrapy_cepr.evaluation.table_page`), is the plain page laid out in tables: each
+``div`` a one-cell ``table > tr > td``, the same lines in a browser.
 
-For each method: F1 as served (with the URL), as a plain page and as a br page, and for
+For each method: F1 as served (with the URL), as a plain page, a br page and a table page, and for
 ``cepr-typed`` the page types it gives to the plain pages. AEB is scored with the benchmark's shingle
 F1, WCXB with its word F1 (all pages and articles). Nothing is written; the pages are
 read in place.
@@ -32,7 +34,7 @@ read in place.
 without the URL (on the AEB pages only; ``--wcxb`` scores ours).
 
 ``--per-page FILE`` also writes one row per page and method (TSV: corpus, page id, page
-type, method, F1 as served, as a plain page, as a br page), for paired before/after
+type, method, F1 as served, as a plain page, as a br page, as a table page), for paired before/after
 comparisons.
 """
 
@@ -54,6 +56,7 @@ from scrapy_cepr.evaluation import (
     load_corpus,
     load_wcxb,
     plain_page,
+    table_page,
     word_f1,
 )
 
@@ -80,14 +83,15 @@ def main(argv: list[str] | None = None) -> int:
         return peers[method](html) or "", None  # a peer reads the page as it reads any page
 
     counts: dict[tuple[str, str], list] = defaultdict(list)
-    rows: list[tuple[str, str, str, str, float, float, float]] = []
-    copies = ("served", "plain", "br")
+    rows: list[tuple[str, str, str, str, float, float, float, float]] = []
+    copies = ("served", "plain", "br", "table")
     types: Counter[str] = Counter()
     for n, s in enumerate(load_corpus(args.corpus)):
         if args.limit and n >= args.limit:
             break
         plain = plain_page(s.html)
-        pages = {"served": (s.html, s.url), "plain": (plain, None), "br": (br_page(s.html), None)}
+        pages = {"served": (s.html, s.url), "plain": (plain, None), "br": (br_page(s.html), None),
+                 "table": (table_page(s.html), None)}
         for m in methods:
             for how in copies:
                 body, ptype = run(m, *pages[how])
@@ -97,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(("aeb", s.id, "article", m,
                          *(benchmark_summary(counts[(m, h)][-1:])["f1"] for h in copies)))
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1)")
-    print("| method | as served | as plain pages | as br pages |\n|---|---|---|---|")
+    print("| method | as served | as plain pages | as br pages | as table pages |\n|---|---|---|---|---|")
     for m in methods:
         print(f"| {m} | " + " | ".join(f"{benchmark_summary(counts[(m, h)])['f1']:.4f}" for h in copies) + " |")
     if types:
@@ -109,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.limit and n >= args.limit:
                 break
             plain = plain_page(w.html)
-            pages = {"served": (w.html, w.url), "plain": (plain, None), "br": (br_page(w.html), None)}
+            pages = {"served": (w.html, w.url), "plain": (plain, None), "br": (br_page(w.html), None),
+                     "table": (table_page(w.html), None)}
             for m in ours:
                 for how in copies:
                     html, url = pages[how]
@@ -119,14 +124,14 @@ def main(argv: list[str] | None = None) -> int:
                         f1[(m, how, "article")].append(score)
                 rows.append(("wcxb", w.id, w.page_type, m, *(f1[(m, h, "all")][-1] for h in copies)))
         print(f"\nWCXB dev, {len(f1[(ours[0], 'served', 'all')])} pages (word F1)")
-        print("| method | all, as served | all, plain | all, br | articles, as served | articles, plain | articles, br |"
-              "\n|---|---|---|---|---|---|---|")
+        print("| method | all, as served | all, plain | all, br | all, table | articles, as served | articles, plain"
+              " | articles, br | articles, table |\n|---|---|---|---|---|---|---|---|---|")
         for m in ours:
             cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in copies)]
             print(f"| {m} | " + " | ".join(f"{c:.4f}" for c in cells) + " |")
     if args.per_page:
         with open(args.per_page, "w", encoding="utf-8") as out:
-            out.write("corpus\tpage\tpage_type\tmethod\tserved_f1\tplain_f1\tbr_f1\n")
+            out.write("corpus\tpage\tpage_type\tmethod\tserved_f1\tplain_f1\tbr_f1\ttable_f1\n")
             for row in rows:
                 out.write("\t".join(row[:4]) + "".join(f"\t{v:.4f}" for v in row[4:]) + "\n")
     return 0

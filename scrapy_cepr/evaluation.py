@@ -57,6 +57,7 @@ __all__ = [
     "plain_page",
     "snippet_counts",
     "snippet_summary",
+    "table_page",
     "word_f1",
 ]
 
@@ -420,6 +421,37 @@ def br_page(html: str | bytes) -> str:
         breaks = [lxml_html.Element("br"), lxml_html.Element("br")]
         breaks[1].tail, p.tail = p.tail, None
         parent[at + 1:at + 1] = breaks
+    return lxml_html.tostring(root, encoding="unicode")
+
+
+#: The elements a ``<table>`` may stand in without the parser moving it (a table inside a
+#: paragraph, a heading or a link is closed or moved out of it by the HTML parser).
+_TABLE_CONTAINERS = frozenset(["html", "body", "div", "table", "tbody", "tr", "td", "form", "center",
+                               "blockquote", "li", "dd", "fieldset"])
+
+
+def table_page(html: str | bytes) -> str:
+    """*html* as :func:`plain_page`, laid out in tables as pages of the late 1990s and
+    2000s were: each ``div`` becomes a one-cell table (``table > tr > td``, the ``div``'s
+    attributes on the ``table``), when all its ancestors may hold a table (a ``div`` inside
+    a paragraph, a heading or a link stays, since the parser would move a table out of
+    it). The text and its order are unchanged; a browser shows the same lines. Returns the
+    serialised document (str).
+
+    >>> table_page('<html><body><div id="story"><p>One.</p>Two.</div></body></html>')
+    '<html><body><table id="story"><tr><td><p>One.</p>Two.</td></tr></table></body></html>'
+    """
+    from lxml import html as lxml_html
+
+    root = _plain_root(html)
+    divs = [div for div in root.iter("div") if all(a.tag in _TABLE_CONTAINERS for a in div.iterancestors())]
+    for div in divs:
+        row, cell = lxml_html.Element("tr"), lxml_html.Element("td")
+        cell.text, div.text = div.text, None
+        cell.extend(list(div))
+        row.append(cell)
+        div.append(row)
+        div.tag = "table"
     return lxml_html.tostring(root, encoding="unicode")
 
 

@@ -262,12 +262,12 @@ def test_element_and_link_counts():
     <a href="#install">Jump</a> <a href="#">Top</a>
     <a href="https://docs.example.com/a">Docs</a> <a href="https://other.org/b">Elsewhere</a>
     <a href="https://example.com/c">Same site</a>
-    <img src="a.png"><ul><li>one</li><li>two</li></ul><table><tr><td>1</td></tr></table>
+    <img src="a.png"><ul><li>one</li><li>two</li></ul><table><tr><th>n</th></tr><tr><td>1</td></tr></table>
     </body></html>"""
     x = _features(html, url="https://www.example.com/thread/1")
     assert x["count_time"] == 2 and x["count_article"] == 2 and x["count_pre"] == 1 and x["count_code"] == 1
     assert x["count_form"] == 1 and x["count_input"] == 1 and x["count_button"] == 1 and x["count_select"] == 0
-    assert x["count_img"] == 1 and x["count_li"] == 2 and x["count_tr"] == 1
+    assert x["count_img"] == 1 and x["count_li"] == 2 and x["count_tr"] == 2
     assert x["count_h2"] == 2 and x["count_h3"] == 1 and x["heading_ids"] == 2
     assert x["nav_links"] == 2  # the two link texts inside <nav>
     assert x["tel_links"] == 1 and x["mailto_links"] == 1 and x["fragment_links"] == 1  # "#" alone is no target

@@ -15,7 +15,9 @@ Units follow CEPR (Wu et al., CIKM 2013, Def. 1–2) and spec §1:
   element, e.g. ``html.body.div.p`` (names only, no attributes, no indices).
 
 Our choice (the spec is silent): only the text under ``<body>`` is a unit. The ``<head>``
-is not displayed; its ``<title>`` is kept aside for the title search.
+is not displayed; its ``<title>`` is kept aside for the title search. A layout table is
+read as the ``div`` boxes it lays out (:func:`read_layout_tables`), so the tag paths of a
+page laid out in tables are those of the same page laid out in ``div`` elements.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from .errors import NotHTMLError
 from .parse import REMOVED_TAGS, encode_source, parse_html, remove_keeping_tail
 from .text import CONTROL_RE, has_controls
 
-__all__ = ["BLOCK_TAGS", "NOT_RENDERED_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "sniff_not_html"]
+__all__ = ["BLOCK_TAGS", "NOT_RENDERED_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "is_layout_table",
+           "read_layout_tables", "sniff_not_html"]
 
 logger = logging.getLogger(__name__)
 
@@ -755,7 +758,173 @@ def _parse(data: bytes, json_ld: list[str] | None, itemprop: bool) -> etree._Ele
     root = parse_html(data, json_ld=json_ld, also_removed=NOT_RENDERED_TAGS)
     if root is not None and itemprop:
         drop_hidden_microdata(root)
+    if root is not None:
+        read_layout_tables(root)
     return root
+
+
+#: A table with one of these children holds data (a caption, a header row group, column
+#: groups): HTML's own table structure, which a layout table has no use for.
+_DATA_TABLE_CHILDREN = frozenset(["caption", "thead", "tfoot", "colgroup", "col"])
+#: ARIA roles that take the table semantics away (WAI-ARIA 1.2, "presentation").
+_PRESENTATION_ROLES = frozenset(["presentation", "none"])
+
+
+def is_layout_table(table: etree._Element) -> bool:
+    """Whether *table* lays out the page rather than holding data, as the browsers'
+    accessibility trees decide it (Gecko's ``IsProbablyLayoutTable``, the order that
+    readability's ``_markDataTables`` follows too), from the markup alone:
+
+    1. ``role="presentation"`` or ``"none"``: layout (WAI-ARIA 1.2);
+    2. a ``summary``, a ``caption``, ``thead``, ``tfoot``, ``colgroup`` or ``col`` child, or
+       a ``th`` cell: data (the structures of a data table);
+    3. a table nested in it: layout;
+    4. one column or one row: layout;
+    5. five columns or more: data;
+    6. otherwise layout when it has at most 10 cells (rows × columns; Gecko's "many rows"
+       rule, twenty rows or more, is in this one).
+
+    Rows are the ``tr`` children of the table and of its ``tbody``; columns, the most
+    ``td`` in a row. No class name, no style.
+
+    >>> from lxml import html
+    >>> is_layout_table(html.fromstring('<table><tr><td><p>Story</p></td><td>Menu</td></tr></table>'))
+    True
+    >>> is_layout_table(html.fromstring('<table><tr><th>Team</th><th>Pts</th></tr>'
+    ...                                 '<tr><td>Ajax</td><td>31</td></tr></table>'))
+    False
+    """
+    if (table.get("role") or "").strip().lower() in _PRESENTATION_ROLES:
+        return True
+    if (table.get("summary") or "").strip():
+        return False
+    rows = []
+    for child in table:
+        tag = child.tag
+        if tag in _DATA_TABLE_CHILDREN:
+            return False
+        if tag == "tr":
+            rows.append(child)
+        elif tag == "tbody":
+            rows.extend(row for row in child if row.tag == "tr")
+    columns = 0
+    for row in rows:
+        cells = 0
+        for cell in row:
+            if cell.tag == "th":
+                return False
+            cells += cell.tag == "td"
+        columns = max(columns, cells)
+    if next(islice(table.iter("table"), 1, None), None) is not None:
+        return True
+    if columns <= 1 or len(rows) <= 1:
+        return True
+    if columns >= 5:
+        return False
+    return len(rows) * columns <= 10
+
+
+def read_layout_tables(root: etree._Element) -> int:
+    """Read every layout table of *root* (:func:`is_layout_table`) as the boxes it lays
+    out, in place; returns how many there were.
+
+    Pages of the 1990s and 2000s lay the whole page out in nested tables (the navigation
+    column, the story and the sidebar are cells), where a page of today uses ``div``
+    elements. Such a table is not data, and its markup would tell the page model, the page
+    type and the block classifier that the story is a table cell. So a layout ``table``,
+    its ``tbody``, ``tr`` and ``td`` become ``div`` elements, as a ``role="presentation"``
+    table loses its table semantics in a browser's accessibility tree, and the boxes that
+    add nothing of their own go: a row with one cell (or the only row of the table) and
+    the only cell of a row are replaced by their content when they have no attribute
+    (rows stay apart: of a row and its only cell, one box stays). A
+    row whose cells hold no block element and no ``<br>`` is one line in a browser (CSS 2.1
+    §17): its cells become ``span`` elements a space apart, so it stays one line. The text
+    and its order are unchanged. Data tables are left as they are (the page model puts
+    each of their rows on one line).
+
+    >>> from lxml import html
+    >>> root = html.fromstring('<div><table><tr><td><a>Home</a></td><td><a>News</a></td></tr>'
+    ...                        '<tr><td><p>Story.</p></td><td>Menu</td></tr></table></div>')
+    >>> read_layout_tables(root), html.tostring(root)
+    (1, b'<div><div><div><span><a>Home</a></span> <span><a>News</a></span></div><div><div><p>Story.</p></div><div>Menu</div></div></div></div>')
+    """
+    tables = [table for table in root.iter("table") if is_layout_table(table)]
+    for table in tables:
+        rows: list[etree._Element] = []
+        groups: list[etree._Element] = []
+        for child in table:
+            if child.tag == "tr":
+                rows.append(child)
+            elif child.tag == "tbody":
+                groups.append(child)
+                rows.extend(row for row in child if row.tag == "tr")
+        # The boxes replaced by their content, outermost first: row groups, rows, cells.
+        boxes: tuple[list, list, list] = ([group for group in groups if not group.attrib], [], [])
+        for row in rows:
+            cells = [cell for cell in row if cell.tag == "td"]
+            if len(cells) > 1 and not any(_breaks_line(cell) for cell in cells):
+                for cell in cells[:-1]:
+                    if not (cell.tail and cell.tail[:1].isspace()):
+                        cell.tail = " " + (cell.tail or "")
+                for cell in cells:
+                    cell.tag = "span"
+            else:
+                for cell in cells:
+                    cell.tag = "div"
+            row.tag = "div"
+            # One box each: the only row is the table's box, the only cell its row's.
+            row_goes = not row.attrib and (len(rows) == 1 or (len(cells) == 1 and cells[0].attrib))
+            if row_goes:
+                boxes[1].append(row)
+            if len(cells) == 1 and not cells[0].attrib and (len(rows) == 1 or not row_goes):
+                boxes[2].append(cells[0])
+        for group in groups:
+            group.tag = "div"
+        table.tag = "div"
+        for level in boxes:
+            _unwrap(level)
+    return len(tables)
+
+
+def _breaks_line(cell: etree._Element) -> bool:
+    """Whether an element inside *cell* starts a line (a block element or ``<br>``)."""
+    return any(el.tag in _BREAKING_TAGS for el in islice(cell.iter(), 1, None))
+
+
+def _unwrap(elements: list[etree._Element]) -> None:
+    """Replace each of *elements* in its parent by its text and children (its tail stays
+    after them), one pass over each parent's children (a parent with thousands of rows
+    to unwrap costs one pass, not one per row).
+
+    >>> root = etree.fromstring("<div>a<i>b<b>c</b>d</i>e<u>f</u><i>g</i></div>")
+    >>> _unwrap(root.findall("i")), etree.tostring(root)
+    (None, b'<div>ab<b>c</b>de<u>f</u>g</div>')
+    """
+    by_parent: dict[etree._Element, set[etree._Element]] = {}
+    for el in elements:
+        parent = el.getparent()
+        if parent is not None:
+            by_parent.setdefault(parent, set()).add(el)
+    for parent, gone in by_parent.items():
+        kept: list[etree._Element] = []
+        for child in list(parent):
+            if child not in gone:
+                kept.append(child)
+                continue
+            _append_text(parent, kept, child.text)
+            kept.extend(child)
+            _append_text(parent, kept, child.tail)
+        parent[:] = kept
+
+
+def _append_text(parent: etree._Element, kept: list[etree._Element], text: str | None) -> None:
+    """Add *text* after the last of *kept* (the children of *parent* so far)."""
+    if not text:
+        return
+    if kept:
+        kept[-1].tail = (kept[-1].tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
 
 
 # An inline style that hides the element: display none or visibility hidden (CSS 2.1
