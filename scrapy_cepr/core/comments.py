@@ -147,8 +147,9 @@ def _table_row(page: Page, first: int, last: int) -> bool:
     the table's own structure, not a comment thread (a thread laid out in a table has
     block content in its cells, so each cell is a block of its own).
 
-    >>> page = Page.from_html("<table><tr><td>1</td><td>Ann</td></tr></table><p>Ann <b>x</b></p>")
-    >>> _table_row(page, 0, 1), _table_row(page, 2, 3)
+    >>> page = Page.from_html("<table><tr><th>N</th><th>Name</th></tr><tr><td>1</td><td>Ann</td></tr></table>"
+    ...                       "<p>Ann <b>x</b></p>")
+    >>> _table_row(page, 2, 3), _table_row(page, 4, 5)
     (True, False)
     """
     if first == last:
