@@ -833,13 +833,13 @@ def read_layout_tables(root: etree._Element) -> int:
     elements. Such a table is not data, and its markup would tell the page model, the page
     type and the block classifier that the story is a table cell. So a layout ``table``,
     its ``tbody``, ``tr`` and ``td`` become ``div`` elements, as a ``role="presentation"``
-    table loses its table semantics in a browser's accessibility tree, and the boxes that
-    add nothing of their own go: a row with one cell (or the only row of the table) and
-    the only cell of a row are replaced by their content when they have no attribute
-    (rows stay apart: of a row and its only cell, one box stays). A
-    row whose cells hold no block element and no ``<br>`` is one line in a browser (CSS 2.1
-    §17): its cells become ``span`` elements a space apart, so it stays one line. The text
-    and its order are unchanged. Data tables are left as they are (the page model puts
+    table loses its table semantics in a browser's accessibility tree; and a box that adds
+    nothing of its own is replaced by its content when it carries no attribute: the only
+    row of a table (and its only cell, if it has one), and the only cell of a row (or the
+    row, when the cell carries an attribute), so that one box stays per row. A row whose
+    cells hold no block element and no ``<br>`` is one line in a browser (CSS 2.1 §17):
+    its cells become ``span`` elements a space apart, so it stays one line. The text and
+    its order are unchanged. Data tables are left as they are (the page model puts
     each of their rows on one line).
 
     >>> from lxml import html
