@@ -61,6 +61,13 @@ from scrapy_cepr.evaluation import (
 )
 
 
+def _copies(html, url: str | None) -> dict[str, tuple]:
+    """The page's copies, each ``(html, url)``: as served (with its URL), as a plain page,
+    a br page and a table page (no URL)."""
+    return {"served": (html, url), "plain": (plain_page(html), None), "br": (br_page(html), None),
+            "table": (table_page(html), None)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=os.environ.get(CORPUS_ENV), help=f"AEB directory (default ${CORPUS_ENV})")
@@ -89,9 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     for n, s in enumerate(load_corpus(args.corpus)):
         if args.limit and n >= args.limit:
             break
-        plain = plain_page(s.html)
-        pages = {"served": (s.html, s.url), "plain": (plain, None), "br": (br_page(s.html), None),
-                 "table": (table_page(s.html), None)}
+        pages = _copies(s.html, s.url)
         for m in methods:
             for how in copies:
                 body, ptype = run(m, *pages[how])
@@ -112,9 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         for n, w in enumerate(load_wcxb(args.wcxb)):
             if args.limit and n >= args.limit:
                 break
-            plain = plain_page(w.html)
-            pages = {"served": (w.html, w.url), "plain": (plain, None), "br": (br_page(w.html), None),
-                     "table": (table_page(w.html), None)}
+            pages = _copies(w.html, w.url)
             for m in ours:
                 for how in copies:
                     html, url = pages[how]

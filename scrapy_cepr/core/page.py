@@ -754,7 +754,8 @@ def _parse(data: bytes, json_ld: list[str] | None, itemprop: bool) -> etree._Ele
     (:mod:`.parse`) and :data:`NOT_RENDERED_TAGS`; None if empty. *json_ld* receives the
     page's JSON-LD blocks (:func:`~scrapy_cepr.core.parse.parse_html`). Hidden
     microdata copies are removed too (:func:`drop_hidden_microdata`), on a page whose
-    source holds ``itemprop`` (*itemprop*, from :func:`_microdata`)."""
+    source holds ``itemprop`` (*itemprop*, from :func:`_microdata`), and layout tables are
+    read as boxes (:func:`read_layout_tables`)."""
     root = parse_html(data, json_ld=json_ld, also_removed=NOT_RENDERED_TAGS)
     if root is not None and itemprop:
         drop_hidden_microdata(root)
@@ -796,17 +797,9 @@ def is_layout_table(table: etree._Element) -> bool:
     """
     if (table.get("role") or "").strip().lower() in _PRESENTATION_ROLES:
         return True
-    if (table.get("summary") or "").strip():
+    if (table.get("summary") or "").strip() or any(child.tag in _DATA_TABLE_CHILDREN for child in table):
         return False
-    rows = []
-    for child in table:
-        tag = child.tag
-        if tag in _DATA_TABLE_CHILDREN:
-            return False
-        if tag == "tr":
-            rows.append(child)
-        elif tag == "tbody":
-            rows.extend(row for row in child if row.tag == "tr")
+    rows, _ = _table_rows(table)
     columns = 0
     for row in rows:
         cells = 0
@@ -850,14 +843,7 @@ def read_layout_tables(root: etree._Element) -> int:
     """
     tables = [table for table in root.iter("table") if is_layout_table(table)]
     for table in tables:
-        rows: list[etree._Element] = []
-        groups: list[etree._Element] = []
-        for child in table:
-            if child.tag == "tr":
-                rows.append(child)
-            elif child.tag == "tbody":
-                groups.append(child)
-                rows.extend(row for row in child if row.tag == "tr")
+        rows, groups = _table_rows(table)
         # The boxes replaced by their content, outermost first: row groups, rows, cells.
         boxes: tuple[list, list, list] = ([group for group in groups if not group.attrib], [], [])
         for row in rows:
@@ -884,6 +870,20 @@ def read_layout_tables(root: etree._Element) -> int:
         for level in boxes:
             _unwrap(level)
     return len(tables)
+
+
+def _table_rows(table: etree._Element) -> tuple[list[etree._Element], list[etree._Element]]:
+    """The rows of *table* (its ``tr`` children and those of its ``tbody`` children, in
+    order) and its ``tbody`` children."""
+    rows: list[etree._Element] = []
+    groups: list[etree._Element] = []
+    for child in table:
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag == "tbody":
+            groups.append(child)
+            rows.extend(row for row in child if row.tag == "tr")
+    return rows, groups
 
 
 def _breaks_line(cell: etree._Element) -> bool:

@@ -99,7 +99,7 @@ from ..core.blocks import (
 )
 from ..core.comments import dated_thread
 from ..core.page import Page
-from ..core.params import check_real
+from ..core.params import check_int, check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_packaged
 
@@ -201,9 +201,7 @@ class TypedParams:
         for name in ("threshold", "region_threshold", "article_threshold", "article_floor", "article_loose_floor",
                      "article_confidence", "after_story_threshold", "copy_share"):
             object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, 1.0))
-        words = self.article_loose_words
-        if isinstance(words, bool) or not isinstance(words, int) or words < 0:
-            raise ValueError(f"article_loose_words must be an integer >= 0, got {words!r}")
+        object.__setattr__(self, "article_loose_words", check_int("article_loose_words", self.article_loose_words))
         for name in ("headline", "drop_repeats", "drop_threads", "drop_dated_threads", "region_free_records"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool (True or False), got {getattr(self, name)!r}")
