@@ -19,9 +19,13 @@ A third copy, the *br page* (:func:`scrapy_cepr.evaluation.br_page`), is the pla
 with its paragraphs written the 1990s–2000s way: each ``<p>`` a ``<font>`` followed by
 ``<br><br>``, the same lines in a browser. A fourth, the *table page*
 (:func:`scrapy_cepr.evaluation.table_page`), is the plain page laid out in tables: each
-``div`` a one-cell ``table > tr > td``, the same lines in a browser.
+``div`` a one-cell ``table > tr > td``, the same lines in a browser. Two more have no
+heading element: the plain page with its headings in ``div`` boxes
+(:func:`scrapy_cepr.evaluation.heading_free_page`, column ``divhead``), and the br page
+with its headings written ``<font size=N><b>…</b></font>`` on a line of their own
+(:func:`scrapy_cepr.evaluation.font_heading_page`, column ``fonthead``).
 
-For each method: F1 as served (with the URL), as a plain page, a br page and a table page, and for
+For each method: F1 as served (with the URL) and for each copy, and for
 ``cepr-typed`` the page types it gives to the plain pages. AEB is scored with the benchmark's shingle
 F1, WCXB with its word F1 (all pages and articles). Nothing is written; the pages are
 read in place.
@@ -34,7 +38,7 @@ read in place.
 without the URL (on the AEB pages only; ``--wcxb`` scores ours).
 
 ``--per-page FILE`` also writes one row per page and method (TSV: corpus, page id, page
-type, method, F1 as served, as a plain page, as a br page, as a table page), for paired before/after
+type, method, F1 as served and for each copy, in the order above), for paired before/after
 comparisons.
 """
 
@@ -53,6 +57,8 @@ from scrapy_cepr.evaluation import (
     benchmark_counts,
     benchmark_summary,
     br_page,
+    font_heading_page,
+    heading_free_page,
     load_corpus,
     load_wcxb,
     plain_page,
@@ -60,12 +66,16 @@ from scrapy_cepr.evaluation import (
     word_f1,
 )
 
+COPIES = ("served", "plain", "br", "table", "divhead", "fonthead")
+
 
 def _copies(html, url: str | None) -> dict[str, tuple]:
-    """The page's copies, each ``(html, url)``: as served (with its URL), as a plain page,
-    a br page and a table page (no URL)."""
+    """The page's copies (:data:`COPIES`), each ``(html, url)``: as served (with its URL),
+    as a plain page, a br page, a table page, a plain page with its headings in ``div``
+    boxes, and a br page with its headings in ``<font>`` (no URL)."""
     return {"served": (html, url), "plain": (plain_page(html), None), "br": (br_page(html), None),
-            "table": (table_page(html), None)}
+            "table": (table_page(html), None), "divhead": (heading_free_page(html), None),
+            "fonthead": (font_heading_page(html), None)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         return peers[method](html) or "", None  # a peer reads the page as it reads any page
 
     counts: dict[tuple[str, str], list] = defaultdict(list)
-    rows: list[tuple[str, str, str, str, float, float, float, float]] = []
-    copies = ("served", "plain", "br", "table")
+    rows: list[tuple] = []
+    copies = COPIES
     types: Counter[str] = Counter()
     for n, s in enumerate(load_corpus(args.corpus)):
         if args.limit and n >= args.limit:
@@ -106,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(("aeb", s.id, "article", m,
                          *(benchmark_summary(counts[(m, h)][-1:])["f1"] for h in copies)))
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1)")
-    print("| method | as served | as plain pages | as br pages | as table pages |\n|---|---|---|---|---|")
+    print("| method | as served | as plain pages | as br pages | as table pages | headings as div | headings as font |"
+          "\n|---|---|---|---|---|---|---|")
     for m in methods:
         print(f"| {m} | " + " | ".join(f"{benchmark_summary(counts[(m, h)])['f1']:.4f}" for h in copies) + " |")
     if types:
@@ -127,14 +138,14 @@ def main(argv: list[str] | None = None) -> int:
                         f1[(m, how, "article")].append(score)
                 rows.append(("wcxb", w.id, w.page_type, m, *(f1[(m, h, "all")][-1] for h in copies)))
         print(f"\nWCXB dev, {len(f1[(ours[0], 'served', 'all')])} pages (word F1)")
-        print("| method | all, as served | all, plain | all, br | all, table | articles, as served | articles, plain"
-              " | articles, br | articles, table |\n|---|---|---|---|---|---|---|---|---|")
+        print("| method | " + " | ".join(f"{k}, {h}" for k in ("all", "articles") for h in copies) + " |\n|"
+              + "---|" * (1 + 2 * len(copies)))
         for m in ours:
             cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in copies)]
             print(f"| {m} | " + " | ".join(f"{c:.4f}" for c in cells) + " |")
     if args.per_page:
         with open(args.per_page, "w", encoding="utf-8") as out:
-            out.write("corpus\tpage\tpage_type\tmethod\tserved_f1\tplain_f1\tbr_f1\ttable_f1\n")
+            out.write("corpus\tpage\tpage_type\tmethod\t" + "\t".join(f"{h}_f1" for h in copies) + "\n")
             for row in rows:
                 out.write("\t".join(row[:4]) + "".join(f"\t{v:.4f}" for v in row[4:]) + "\n")
     return 0

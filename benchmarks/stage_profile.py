@@ -49,6 +49,7 @@ STAGES = [
     ("scrapy_cepr.core.page", "parse_html", "page: repairs, JSON-LD, strip"),
     ("scrapy_cepr.core.page", "drop_hidden_microdata", "page: hidden microdata"),
     ("scrapy_cepr.core.page", "read_layout_tables", "page: layout tables"),
+    ("scrapy_cepr.core.page", "promote_displayed_headline", "page: displayed headline"),
     ("scrapy_cepr.core.page", "_text_nodes", "page: walk"),
     ("scrapy_cepr.core.page", "Page._walk", "page: walk arrays"),
     ("scrapy_cepr.core.page", "_itemtypes", "page: microdata scan"),

@@ -59,7 +59,7 @@ from rapidfuzz import fuzz
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scrapy_cepr.core.page import Page, decode_html  # noqa: E402
-from scrapy_cepr.core.title import strip_site_name  # noqa: E402
+from scrapy_cepr.core.sitename import strip_site_name  # noqa: E402
 from scrapy_cepr.evaluation import CORPUS_ENV, _shingles, benchmark_counts, benchmark_summary, load_corpus  # noqa: E402
 from scrapy_cepr.methods import wang2009 as w  # noqa: E402
 from scrapy_cepr.render import Geometry, Renderer  # noqa: E402

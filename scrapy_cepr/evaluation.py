@@ -36,6 +36,7 @@ __all__ = [
     "evaluate_methods",
     "floor_record",
     "PAGE_TYPES",
+    "FONT_SIZES",
     "WCXB_ENV",
     "WcxbSample",
     "BenchmarkCounts",
@@ -47,6 +48,8 @@ __all__ = [
     "benchmark_summary",
     "br_page",
     "corpus_digest",
+    "font_heading_page",
+    "heading_free_page",
     "load_corpus",
     "load_wcxb",
     "format_page_losses",
@@ -412,6 +415,13 @@ def br_page(html: str | bytes) -> str:
     """
     from lxml import html as lxml_html
 
+    return lxml_html.tostring(_br_root(html), encoding="unicode")
+
+
+def _br_root(html: str | bytes):
+    """:func:`br_page`'s document as an lxml tree."""
+    from lxml import html as lxml_html
+
     root = _plain_root(html)
     for p in list(root.iter("p")):
         p.tag = "font"
@@ -421,6 +431,55 @@ def br_page(html: str | bytes) -> str:
         breaks = [lxml_html.Element("br"), lxml_html.Element("br")]
         breaks[1].tail, p.tail = p.tail, None
         parent[at + 1:at + 1] = breaks
+    return root
+
+
+#: The headings and the ``<font size>`` a browser gives them (HTML 3.2's sizes 1–7 against
+#: the user agent style sheet: ``h1`` 2em is ``xx-large``, size 6; ``h6`` 0.67em, size 1).
+FONT_SIZES = {"h1": "6", "h2": "5", "h3": "4", "h4": "3", "h5": "2", "h6": "1"}
+
+
+def heading_free_page(html: str | bytes) -> str:
+    """*html* as :func:`plain_page`, with its headings (``h1``–``h6``) written as styled
+    ``div`` boxes, as templates that style a ``<div class="headline">`` write them. The text
+    and its lines are unchanged. Returns the serialised document (str).
+
+    >>> heading_free_page('<html><body><h1 class="t">Storm</h1><p>Text.</p></body></html>')
+    '<html><body><div class="t">Storm</div><p>Text.</p></body></html>'
+    """
+    from lxml import html as lxml_html
+
+    root = _plain_root(html)
+    for heading in list(root.iter(*FONT_SIZES)):
+        heading.tag = "div"
+    return lxml_html.tostring(root, encoding="unicode")
+
+
+def font_heading_page(html: str | bytes) -> str:
+    """*html* as :func:`br_page`, with its headings written as pages of the 1990s wrote
+    them: each ``h1``–``h6`` becomes ``<font size=N><b>…</b></font>`` (:data:`FONT_SIZES`)
+    alone on its line, a ``<br>`` before and after it; its attributes go. The text and its
+    lines are unchanged. Returns the serialised document (str).
+
+    >>> font_heading_page('<html><body><div><h1 id="t">Storm</h1><p>Text.</p></div></body></html>')
+    '<html><body><div><br><font size="6"><b>Storm</b></font><br><font>Text.</font><br><br></div></body></html>'
+    """
+    from lxml import html as lxml_html
+
+    root = _br_root(html)
+    for heading in list(root.iter(*FONT_SIZES)):
+        size = FONT_SIZES[heading.tag]
+        bold = lxml_html.Element("b")
+        bold.text, heading.text = heading.text, None
+        bold.extend(list(heading))
+        heading.attrib.clear()
+        heading.tag = "font"
+        heading.set("size", size)
+        heading.append(bold)
+        after = lxml_html.Element("br")
+        after.tail, heading.tail = heading.tail, None
+        heading.addnext(after)
+        heading.addprevious(lxml_html.Element("br"))
     return lxml_html.tostring(root, encoding="unicode")
 
 

@@ -53,6 +53,8 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
+from .sitename import is_site_name, site_key, site_names
+
 __all__ = ["METADATA_KEYS", "empty_metadata", "extract_metadata", "guess_language", "move_byline"]
 
 logger = logging.getLogger(__name__)
@@ -187,8 +189,6 @@ def _read_metadata(source: str | bytes, *, url: str | None = None, headline: str
     candidates["authors"] = [(src, _clean_authors(v, site)) for src, v in candidates["authors"]]
     heading = _headline_element(tree, headline)
     byline = _byline_authors(heading, site)
-    from .title import is_site_name
-
     for i, (_src, names) in enumerate(candidates["authors"]):
         if names and all(is_site_name(n, site) for n in names) and byline:
             # The site named as the author: a person in the byline is the better answer;
@@ -357,10 +357,8 @@ def _is_article(item: dict) -> bool:
 
 
 def _site_keys(url: str | None, head: dict[str, str], og: dict[str, list[str]], *items: dict | None) -> set[str]:
-    """The site's names (:func:`~scrapy_cepr.core.title.site_names`): ``og:site_name``,
+    """The site's names (:func:`~scrapy_cepr.core.sitename.site_names`): ``og:site_name``,
     ``application-name``, the publisher of the article item(s) and the host name."""
-    from .title import site_names
-
     declared = [_one(og, "og:site_name"), head.get("application-name")]
     for item in items:
         if item:
@@ -372,7 +370,7 @@ def _clean_authors(names: Sequence[str], site: set[str]) -> list[str]:
     """Author names as people: HTML entities decoded, a leading "By" removed, several
     names split (``,`` ``;`` ``|`` ``/`` ``and`` ``&``), a trailing date cut, URLs,
     bare numbers and null literals dropped, and the names that are the site's own
-    (:func:`~scrapy_cepr.core.title.is_site_name`) dropped when people are named beside
+    (:func:`~scrapy_cepr.core.sitename.is_site_name`) dropped when people are named beside
     them.
 
     >>> _clean_authors(["By Ann Lee and Bo Chen, The Courier", "12345"], {"thecourier", "courier"})
@@ -381,8 +379,6 @@ def _clean_authors(names: Sequence[str], site: set[str]) -> list[str]:
     ['The Courier']
     """
     import html as html_lib
-
-    from .title import is_site_name
 
     out: list[str] = []
     for raw in names or ():
@@ -407,12 +403,10 @@ def _headline_element(tree, headline: str | None):
     """The ``h1``–``h3`` whose text is *headline* (or holds it: the title may have lost a
     site name), else the page's first ``h1``, else the first element whose own text is
     *headline*; None without one."""
-    from .title import _key
-
-    want = _key(headline or "")
+    want = site_key(headline or "")
     first = None
     for el in tree.iter("h1", "h2", "h3"):
-        text = _key(el.text_content())
+        text = site_key(el.text_content())
         if first is None and el.tag == "h1":
             first = el
         if want and text and (text == want or (want in text and len(text) <= 2 * len(want))):
@@ -422,7 +416,7 @@ def _headline_element(tree, headline: str | None):
         # element of the body whose own text is the headline.
         body = tree.find("body")
         for el in body.iter() if body is not None else ():
-            if isinstance(el.tag, str) and el.text and _key(el.text) == want:
+            if isinstance(el.tag, str) and el.text and site_key(el.text) == want:
                 return el
     return first
 

@@ -17,7 +17,10 @@ Units follow CEPR (Wu et al., CIKM 2013, Def. 1–2) and spec §1:
 Our choice (the spec is silent): only the text under ``<body>`` is a unit. The ``<head>``
 is not displayed; its ``<title>`` is kept aside for the title search. A layout table is
 read as the ``div`` boxes it lays out (:func:`read_layout_tables`), so the tag paths of a
-page laid out in tables are those of the same page laid out in ``div`` elements.
+page laid out in tables are those of the same page laid out in ``div`` elements; and on a
+page without an ``h1``, the element that displays the page's name (its ``<title>``) is read
+as its ``h1`` (:func:`promote_displayed_headline`), so a headline written in a ``<font>``
+or a styled ``<div>`` is the heading a reader sees.
 """
 
 from __future__ import annotations
@@ -30,17 +33,20 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import numpy as np
 from lxml import etree
+from rapidfuzz import fuzz
 from w3lib.encoding import html_to_unicode
 
 from .errors import NotHTMLError
 from .parse import REMOVED_TAGS, encode_source, parse_html, remove_keeping_tail
+from .sitename import drop_site_name, is_site_name, page_name, page_site_names
 from .text import CONTROL_RE, has_controls
 
 __all__ = ["BLOCK_TAGS", "NOT_RENDERED_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "is_layout_table",
-           "read_layout_tables", "sniff_not_html"]
+           "promote_displayed_headline", "read_layout_tables", "sniff_not_html"]
 
 logger = logging.getLogger(__name__)
 
@@ -405,6 +411,7 @@ class Page:
             if meta.get("property") == "og:title" or meta.get("name") in ("og:title", "twitter:title"):
                 meta_title = _clean(meta.get("content"))
                 break
+        promote_displayed_headline(root, url, meta_title or html_title)
         body = root.find("body")
         if body is None:
             return cls._empty(source, url, root, html_title, meta_title, json_ld, itemtypes)
@@ -762,6 +769,218 @@ def _parse(data: bytes, json_ld: list[str] | None, itemprop: bool) -> etree._Ele
     if root is not None:
         read_layout_tables(root)
     return root
+
+
+# The elements whose text is not a displayed headline (controls, graphics, captions) for
+# promote_displayed_headline; a headline is not climbed above or promoted at these
+# structural elements (a cell, a list item, a row: their siblings are the page's data).
+_NOT_HEADLINE_TAGS = frozenset(["button", "option", "select", "label", "textarea", "svg", "figcaption", "caption",
+                                "legend", "summary", "title"])
+_HEADLINE_STOPS = frozenset(["td", "th", "tr", "table", "tbody", "thead", "tfoot", "li", "ul", "ol", "dl", "dt", "dd",
+                             "menu", "form", "body", "html"])
+_ITEM_TAGS = frozenset(["li", "ul", "ol", "dl", "dt", "dd", "nav", "menu"])  # in a list or the navigation
+_ALL_HEADINGS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
+_HEADLINE_MATCH = 85.0  # rapidfuzz ratio of a displayed text to the page's name
+_HEADLINE_COVER = 0.6  # share of the page's name that a displayed part of it covers
+
+
+def promote_displayed_headline(root: etree._Element, url: str | None, reference: str | None) -> etree._Element | None:
+    """On a page whose body has no ``h1``, read the element that displays the page's name
+    as its ``h1``: rename it (or wrap a link in one) in place, and return it; None when
+    nothing is promoted. A headline written as ``<font size=6><b>…</b></font><br>`` or in
+    a ``<div class="headline">`` is then the page's heading for every layer above (the
+    title search, the page type, the block features, the body's anchor), as the ``h1``
+    of the same page's newer template would be.
+
+    *reference* is the page's ``og:title`` or ``<title>``; the page's name is what is left
+    of it without the site's name (:func:`~scrapy_cepr.core.sitename.page_name` and
+    :func:`~scrapy_cepr.core.sitename.drop_site_name`, with the names of
+    :func:`~scrapy_cepr.core.sitename.page_site_names`). A *candidate* is an element with
+    its own text whose whole text matches the page's name, ignoring case and spaces: it is a
+    part of the name between word boundaries covering ≥ 60 % of it (``<title>`` "Review:
+    Storm hits the coast", shown "Storm hits the coast"), or its rapidfuzz ``ratio`` is ≥
+    85 (80 for the ``h1``–``h3`` of :func:`~scrapy_cepr.core.title.pick_title`; here
+    every element of the page competes). Not candidates: the site's name (a logo), text
+    in a control, a graphic or a caption, text in a list or the navigation (``ul``,
+    ``ol``, ``dl``, their items, ``nav``, ``menu``), text in a link unless the link is the
+    page's own address (a permalink, known only with *url*), and text that has no box of
+    its own: the element promoted is the first block element holding that text alone, up
+    from the text through inline ones (the ``div`` of ``<div><font><b>…</b></font></div>``)
+    and below any table cell, list item or form, else an inline one alone on its line (not
+    a lead-in in bold that shares its line with the story).
+
+    The best match wins; of several equal ones (the name shown in a bar at the top and
+    again above the story), the one followed by the most text before the next. Nothing is
+    promoted when a best match stands in an ``h2``–``h6`` (the page's headings show it).
+
+    >>> from lxml import html
+    >>> root = html.fromstring("<html><head><title>Storm hits coast - Herald</title></head><body>"
+    ...     "<font size=6><b>Storm hits coast</b></font><br>The storm hit the coast.</body></html>")
+    >>> promote_displayed_headline(root, None, "Storm hits coast - Herald").tag
+    'h1'
+    >>> html.tostring(root.find("body"))
+    b'<body><h1 size="6"><b>Storm hits coast</b></h1><br>The storm hit the coast.</body>'
+    >>> root = html.fromstring("<html><body><p><b>Storm hits coast</b> as the tide rises.</p></body></html>")
+    >>> promote_displayed_headline(root, None, "Storm hits coast") is None
+    True
+    """
+    body = root.find("body")
+    if body is None or not reference or next(body.iter("h1"), None) is not None:
+        return None
+    names = page_site_names(root, url, reference)
+    refs = {" ".join(r.split()).casefold() for r in (page_name(reference, names), drop_site_name(reference, names))}
+    refs.discard("")
+    if not refs:
+        return None
+    shortest, longest = min(map(len, refs)), max(map(len, refs))
+    low, high = int(_HEADLINE_COVER * shortest), int(longest * (200 - _HEADLINE_MATCH) / _HEADLINE_MATCH) + 1
+    # The best score and its candidates (element to promote, or None in a heading; text), in document order.
+    best = 0.0
+    ties: list[tuple[etree._Element | None, str]] = []
+    for el in body.iter():
+        own = el.text
+        if not own or own.isspace() or not isinstance(el.tag, str):
+            continue
+        text = _capped_text(el, high)
+        if text is None or len(text) < low or not any(c.isalpha() for c in text):
+            continue
+        score = max(_name_match(text, ref) for ref in refs)
+        if score < max(best, _HEADLINE_MATCH):
+            continue
+        if names and is_site_name(text, names) or not _may_be_headline(el, url):
+            continue
+        in_heading = el.tag in _ALL_HEADINGS or any(a.tag in _ALL_HEADINGS for a in el.iterancestors())
+        top = None if in_heading else _headline_box(el, text)
+        if top is None and not in_heading:
+            continue
+        if score > best:
+            best, ties = score, []
+        ties.append((top, text))
+    boxes = [(top, text) for top, text in ties if top is not None]
+    if not boxes or len(boxes) < len(ties):  # none, or the page's headings show it
+        return None
+    top = boxes[0][0] if len(boxes) == 1 else _heading_most_text(body, boxes)
+    if top.tag == "a":  # a permalink stays a link, in a heading
+        heading = top.makeelement("h1", {})
+        heading.tail, top.tail = top.tail, None
+        top.addprevious(heading)
+        heading.append(top)
+        return heading
+    top.tag = "h1"
+    return top
+
+
+def _headline_box(el: etree._Element, text: str) -> etree._Element | None:
+    """The element to promote for the candidate *el* whose whole text is *text*: up from it
+    through inline elements holding that text alone, to the first block one, below any
+    table cell, list item or form; an inline one must be alone on its line. None when
+    there is no such element."""
+    top = el
+    while top.tag not in BLOCK_TAGS and (parent := top.getparent()) is not None \
+            and parent.tag not in _HEADLINE_STOPS and _capped_text(parent, len(text)) == text:
+        top = parent
+    if top.tag in _HEADLINE_STOPS or (top.tag not in BLOCK_TAGS and not _alone_on_line(top)):
+        return None
+    return top
+
+
+def _heading_most_text(body: etree._Element, ties: list[tuple[etree._Element, str]]) -> etree._Element:
+    """Of the *ties* (elements showing the page's name equally well, in document order),
+    the one followed by the most text before the next of them (or the end of *body*):
+    the headline heads the story, a copy in a bar at the top or the foot heads little."""
+    starts = {el: i for i, (el, _) in enumerate(ties)}
+    after = [0] * len(ties)
+    current = -1
+    for event, el in etree.iterwalk(body, events=("start", "end")):
+        if event == "start":
+            current = starts.get(el, current)
+            if current >= 0 and el.text and isinstance(el.tag, str):
+                after[current] += len(el.text.strip())
+        elif current >= 0 and el.tail and el is not body:
+            after[current] += len(el.tail.strip())
+    return ties[max(range(len(ties)), key=lambda i: (after[i], -i))][0]
+
+
+def _capped_text(el: etree._Element, most: int) -> str | None:
+    """*el*'s text with spaces collapsed, case-folded; None when it has more than *most*
+    characters (read no further than that, give or take one text)."""
+    parts, size = [], 0
+    for piece in el.itertext():
+        parts.append(piece)
+        size += len(piece)
+        if size > 4 * most + 64:  # raw text: collapsed white space aside
+            return None
+    text = " ".join("".join(parts).split()).casefold()
+    return text if len(text) <= most else None
+
+
+def _name_match(text: str, name: str) -> float:
+    """100 when *text* is a part of *name* between word boundaries that covers at least
+    :data:`_HEADLINE_COVER` of it, else their rapidfuzz ``ratio`` (0–100).
+
+    >>> _name_match("storm hits the coast", "review: storm hits the coast"), _name_match("storm", "storms")
+    (100.0, 90.9090909090909)
+    """
+    at = name.find(text) if len(text) >= _HEADLINE_COVER * len(name) else -1
+    if at >= 0 and (at == 0 or not name[at - 1].isalnum()) and (
+            at + len(text) == len(name) or not name[at + len(text)].isalnum()):
+        return 100.0
+    return fuzz.ratio(text, name)
+
+
+def _may_be_headline(el: etree._Element, url: str | None) -> bool:
+    """Whether the text of *el* may be the displayed headline: not in a control, a graphic
+    or a caption, not in a list or the navigation (``ul``, ``ol``, ``dl``, their items,
+    ``nav``, ``menu``: a menu entry or a teaser can carry the page's name), and not in a link unless that link is
+    the page's own address (*url*, compared on host and path)."""
+    link = el if el.tag == "a" else None
+    for a in el.iterancestors():
+        if a.tag in _NOT_HEADLINE_TAGS or a.tag in _ITEM_TAGS:
+            return False
+        if a.tag == "a" and link is None:
+            link = a
+    if el.tag in _NOT_HEADLINE_TAGS or el.tag in _ITEM_TAGS:
+        return False
+    if link is None:
+        return True
+    if not url:
+        return False
+    try:
+        here, there = urlsplit(url), urlsplit(urljoin(url, (link.get("href") or "").strip()))
+    except ValueError:
+        return False
+    return (there.hostname, there.path.rstrip("/")) == (here.hostname, here.path.rstrip("/"))
+
+
+def _alone_on_line(el: etree._Element) -> bool:
+    """Whether the inline element *el* is the only text of its line: nothing but white space
+    between it and the ``<br>`` or block boundary before and after it."""
+    while True:
+        parent = el.getparent()
+        if parent is None:
+            return True
+        prev = el.getprevious()
+        while prev is not None and not isinstance(prev.tag, str):  # a comment: its tail counts
+            if prev.tail and not prev.tail.isspace():
+                return False
+            prev = prev.getprevious()
+        if prev is None:
+            if parent.text and not parent.text.isspace():
+                return False
+        elif (prev.tail and not prev.tail.isspace()) or prev.tag not in _BREAKING_TAGS:
+            return False
+        if el.tail and not el.tail.isspace():
+            return False
+        nxt = el.getnext()
+        while nxt is not None and not isinstance(nxt.tag, str):
+            if nxt.tail and not nxt.tail.isspace():
+                return False
+            nxt = nxt.getnext()
+        if nxt is not None:
+            return nxt.tag in _BREAKING_TAGS
+        if parent.tag in BLOCK_TAGS:
+            return True
+        el = parent
 
 
 #: A table with one of these children holds data (a caption, a header row group, column

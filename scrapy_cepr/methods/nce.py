@@ -52,7 +52,7 @@ Choices where the paper is vague or its text is lost (spec §3 [open]):
   in the paper's text: we require that at least ``title_overlap`` of the candidate's words
   (as a bag) occur in U'. "The largest amount of text" is taken in characters; ties go
   to the earlier (outer) node. When the winner is ``<title>``, a site name glued to it
-  (``" | Site"``) is removed with :func:`..core.title.strip_site_name`. When there is no
+  (``" | Site"``) is removed with :func:`..core.sitename.strip_site_name`. When there is no
   candidate at all, :func:`..core.title.pick_title` is used.
 * *Title and body.* The title goes to :attr:`Extraction.title`; it is not added to the
   body (the benchmark's gold body has no title either).
@@ -90,7 +90,8 @@ from ..core.comments import NCEParams, comment_start
 from ..core.page import Page
 from ..core.region import DomTable
 from ..core.result import Extraction, text_node_extraction
-from ..core.title import pick_title, strip_site_name
+from ..core.sitename import strip_site_name
+from ..core.title import pick_title
 
 __all__ = ["ElementTable", "run", "separator_node", "title_search"]
 
