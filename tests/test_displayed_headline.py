@@ -128,6 +128,17 @@ def test_promotion_is_bounded_on_a_page_of_many_candidates():
     assert page.headings == []  # each text is longer than a match to the title can be
 
 
+@pytest.mark.parametrize(("copies", "promoted"), [(16, True), (17, False), (20000, False)])
+def test_a_name_shown_in_many_places_is_a_list_not_a_headline(copies, promoted):
+    # Deeply nested copies of the title: past 16 equal matches nothing is promoted, and the
+    # search stops weighing them (a hostile page costs one pass, not one climb per copy).
+    rows = "<p>Storm hits the coast</p>" * copies
+    source = (f"<html><head><title>Storm hits the coast</title></head><body>{'<div>' * 200}{rows}"
+              f"{'</div>' * 200}</body></html>")
+    page = Page.from_html(source)
+    assert (page.headings == [(1, 0, 1)]) is promoted
+
+
 def test_of_two_equal_copies_the_one_heading_the_story_is_promoted():
     story = "<p>" + "The storm hit the coast last night and the quay flooded. " * 5 + "</p>"
     source = ("<html><head><title>Storm hits coast - Herald</title></head><body>"

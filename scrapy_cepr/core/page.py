@@ -782,6 +782,7 @@ _ITEM_TAGS = frozenset(["li", "ul", "ol", "dl", "dt", "dd", "nav", "menu"])  # i
 _ALL_HEADINGS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
 _HEADLINE_MATCH = 85.0  # rapidfuzz ratio of a displayed text to the page's name
 _HEADLINE_COVER = 0.6  # share of the page's name that a displayed part of it covers
+_MAX_TIES = 16  # equal candidates at most (a name shown more often is a list item, not a headline)
 
 
 def promote_displayed_headline(root: etree._Element, url: str | None, reference: str | None) -> etree._Element | None:
@@ -811,7 +812,8 @@ def promote_displayed_headline(root: etree._Element, url: str | None, reference:
 
     The best match wins; of several equal ones (the name shown in a bar at the top and
     again above the story), the one followed by the most text before the next. Nothing is
-    promoted when a best match stands in an ``h2``–``h6`` (the page's headings show it).
+    promoted when a best match stands in an ``h2``–``h6`` (the page's headings show it) or
+    when more than 16 match equally (the name of a list's items, not a headline).
 
     >>> from lxml import html
     >>> root = html.fromstring("<html><head><title>Storm hits coast - Herald</title></head><body>"
@@ -847,6 +849,8 @@ def promote_displayed_headline(root: etree._Element, url: str | None, reference:
         score = max(_name_match(text, ref) for ref in refs)
         if score < max(best, _HEADLINE_MATCH):
             continue
+        if score == best and len(ties) > _MAX_TIES:  # the name in a list: read no further
+            continue
         if names and is_site_name(text, names) or not _may_be_headline(el, url):
             continue
         in_heading = el.tag in _ALL_HEADINGS or any(a.tag in _ALL_HEADINGS for a in el.iterancestors())
@@ -857,7 +861,7 @@ def promote_displayed_headline(root: etree._Element, url: str | None, reference:
             best, ties = score, []
         ties.append((top, text))
     boxes = [(top, text) for top, text in ties if top is not None]
-    if not boxes or len(boxes) < len(ties):  # none, or the page's headings show it
+    if not boxes or len(boxes) < len(ties) or len(ties) > _MAX_TIES:  # none, in a heading, or a list
         return None
     top = boxes[0][0] if len(boxes) == 1 else _heading_most_text(body, boxes)
     if top.tag == "a":  # a permalink stays a link, in a heading
