@@ -771,11 +771,12 @@ def _parse(data: bytes, json_ld: list[str] | None, itemprop: bool) -> etree._Ele
     return root
 
 
-# The elements whose text is not a displayed headline (controls, graphics, captions) for
-# promote_displayed_headline; a headline is not climbed above or promoted at these
-# structural elements (a cell, a list item, a row: their siblings are the page's data).
+# For promote_displayed_headline. Elements whose text is not a displayed headline
+# (controls, graphics, captions):
 _NOT_HEADLINE_TAGS = frozenset(["button", "option", "select", "label", "textarea", "svg", "figcaption", "caption",
                                 "legend", "summary", "title"])
+# Structural elements a headline is not climbed above or promoted at (a cell, a row, a list
+# item: their siblings are the page's data):
 _HEADLINE_STOPS = frozenset(["td", "th", "tr", "table", "tbody", "thead", "tfoot", "li", "ul", "ol", "dl", "dt", "dd",
                              "menu", "form", "body", "html"])
 _ITEM_TAGS = frozenset(["li", "ul", "ol", "dl", "dt", "dd", "nav", "menu"])  # in a list or the navigation
