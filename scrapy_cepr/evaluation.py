@@ -469,18 +469,30 @@ def font_heading_page(html: str | bytes) -> str:
     root = _br_root(html)
     for heading in list(root.iter(*FONT_SIZES)):
         size = FONT_SIZES[heading.tag]
-        bold = lxml_html.Element("b")
-        bold.text, heading.text = heading.text, None
-        bold.extend(list(heading))
+        _wrap_content(heading, "b")
         heading.attrib.clear()
         heading.tag = "font"
         heading.set("size", size)
-        heading.append(bold)
         after = lxml_html.Element("br")
         after.tail, heading.tail = heading.tail, None
         heading.addnext(after)
         heading.addprevious(lxml_html.Element("br"))
     return lxml_html.tostring(root, encoding="unicode")
+
+
+def _wrap_content(el, tag: str):
+    """Move *el*'s text and children into a new *tag* element, its only child (returned).
+
+    >>> from lxml import html
+    >>> div = html.fromstring("<div>One <b>two</b></div>")
+    >>> _wrap_content(div, "td").tag, html.tostring(div)
+    ('td', b'<div><td>One <b>two</b></td></div>')
+    """
+    inner = el.makeelement(tag, {})
+    inner.text, el.text = el.text, None
+    inner.extend(list(el))
+    el.append(inner)
+    return inner
 
 
 #: The elements a ``<table>`` may stand in without the parser moving it (a table inside a
@@ -505,11 +517,8 @@ def table_page(html: str | bytes) -> str:
     root = _plain_root(html)
     divs = [div for div in root.iter("div") if all(a.tag in _TABLE_CONTAINERS for a in div.iterancestors())]
     for div in divs:
-        row, cell = lxml_html.Element("tr"), lxml_html.Element("td")
-        cell.text, div.text = div.text, None
-        cell.extend(list(div))
-        row.append(cell)
-        div.append(row)
+        _wrap_content(div, "td")
+        _wrap_content(div, "tr")
         div.tag = "table"
     return lxml_html.tostring(root, encoding="unicode")
 
