@@ -106,6 +106,41 @@ def test_permalink_headline_is_wrapped_with_the_pages_url():
     assert _promote(shared, "http://herald.example/news/1.html")[0] is None
 
 
+def test_permalink_headline_is_known_by_the_pages_canonical_address_without_a_url():
+    # A page analysed without its URL (a stored copy) still declares its own address.
+    source = ('<html><head><title>Storm hits coast - Herald</title>{link}</head><body><div>'
+              '<a href="http://herald.example/news/1.html">Storm hits coast</a><br>The storm hit the coast.</div>'
+              '</body></html>')
+    canonical = '<link rel="canonical" href="https://herald.example/news/1.html">'
+    got, _ = _promote(source.format(link=canonical))
+    assert got is not None and got.tag == "h1" and got[0].tag == "a"
+    og_url = '<meta property="og:url" content="/news/1.html">'  # relative: compared on the path
+    assert _promote(source.format(link=og_url))[0] is not None
+    elsewhere = '<link rel="canonical" href="https://herald.example/news/2.html">'
+    assert _promote(source.format(link=elsewhere))[0] is None
+    other_host = '<link rel="canonical" href="https://gazette.example/news/1.html">'
+    assert _promote(source.format(link=other_host))[0] is None
+    assert _promote(source.format(link=""))[0] is None
+
+
+def test_a_card_linking_to_the_page_itself_is_not_its_headline():
+    url = "http://herald.example/news/1.html"
+    card = '<div class="card"><a href="/news/1.html"><div>Storm hits coast</div><img src="s.jpg"></a></div>'
+    story = "<div>Storm hits coast</div><p>The storm hit the coast last night.</p>"
+    # The headline shown as text ties with the card in a "recommended" list below the
+    # story (the card is followed by more text: the rest of the page) and wins.
+    source = (f"<html><head><title>Storm hits coast - Herald</title></head><body>{story}"
+              f"<div>Recommended</div>{card}<p>More stories from the Herald, every day of the week.</p></body></html>")
+    got, _ = _promote(source, url)
+    assert got is not None and got.text == "Storm hits coast" and got.getnext().tag == "p"
+    # Only cards linking to the page itself: a list of teasers, not a headline.
+    cards = (f"<html><head><title>Storm hits coast - Herald</title></head><body><p>The storm hit.</p>{card}{card}"
+             "</body></html>")
+    assert _promote(cards, url)[0] is None
+    # One permalink alone is the headline.
+    assert _promote(cards.replace(card + card, card), url)[0] is not None
+
+
 def test_headline_copies_of_the_probes_read_as_headings():
     # The benchmark's copies without heading elements (benchmarks/plain_pages.py) get
     # their headline back.

@@ -127,6 +127,61 @@ def test_a_page_with_its_head_is_not_restored():
     assert etree.tostring(root) == before
 
 
+#: The head of article_basic.html with an OpenGraph title and site name after its title.
+OG_HEAD = ('<title>Harbour bridge reopens after repairs | The Daily Planet</title>\n'
+           '  <meta property="og:title" content="Harbour bridge reopens after repairs">\n'
+           '  <meta property="og:site_name" content="The Daily Planet">')
+
+
+def with_og(html: str) -> str:
+    return html.replace("<title>Harbour bridge reopens after repairs | The Daily Planet</title>", OG_HEAD, 1)
+
+
+def test_an_ad_before_the_title_leaves_the_title_and_the_metadata_to_the_page():
+    # An element that cannot be in a head (an ad's <center> with its image) closes it:
+    # the title and the <meta> elements after it are parsed into the body.
+    html = with_og(fixture("article_basic.html"))
+    stray = html.replace("<head>", '<head>\n  <center><img src="/ads/banner.gif"></center>', 1)
+    quirk = etree.fromstring(stray.encode(), etree.HTMLParser())
+    assert quirk.find("head/title") is None and quirk.find("body/title") is not None
+    page, plain = Page.from_html(stray), Page.from_html(html)
+    assert page.html_title == plain.html_title == "Harbour bridge reopens after repairs | The Daily Planet"
+    assert page.meta_title == plain.meta_title == "Harbour bridge reopens after repairs"
+    assert page.root.find("head/meta[@property='og:site_name']") is not None
+    # The title element is not displayed: its text is no text node of the body.
+    assert page.texts == plain.texts
+    for method in PAGE_MODEL_METHODS:
+        assert extract(stray, method=method).body == extract(html, method=method).body, method
+    assert extract(stray).title == extract(html).title == "Harbour bridge reopens after repairs"
+
+
+def test_a_title_written_after_the_content_is_the_documents_title():
+    html = fixture("article_basic.html")
+    title = "<title>Harbour bridge reopens after repairs | The Daily Planet</title>"
+    late = html.replace(title, "", 1).replace("</body>", title + "\n</body>", 1)
+    page, plain = Page.from_html(late), Page.from_html(html)
+    assert page.html_title == plain.html_title
+    assert page.texts == plain.texts
+    assert extract(late).title == extract(html).title
+
+
+def test_microdata_in_the_body_stays_in_the_body():
+    html = ("<html><head><center><img src=ad.gif></center><title>Dune lamp</title></head><body>"
+            "<div itemscope itemtype='https://schema.org/Product'><meta itemprop='sku' content='L-7'>"
+            "<h1 itemprop='name'>Dune lamp</h1><p itemprop='description'>A lamp of oak and linen.</p></div>"
+            "</body></html>")
+    root = parse_html(html.encode())
+    assert root.findtext("head/title") == "Dune lamp"
+    assert root.find("body//meta[@itemprop='sku']") is not None
+    assert root.find("head/meta") is None
+
+
+def test_a_page_without_a_title_is_left_as_it_is():
+    root = parse_html(b"<html><head><center><img src=ad.gif></center><meta name=a content=b></head>"
+                      b"<body><p>Story.</p><svg><title>An icon</title></svg></body></html>")
+    assert root.find("head/title") is None and root.find("body/meta") is not None
+
+
 # 2. Nesting deeper than libxml2's limit --------------------------------------------
 
 

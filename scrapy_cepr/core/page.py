@@ -46,7 +46,7 @@ from .sitename import drop_site_name, is_site_name, page_name, page_site_names
 from .text import CONTROL_RE, has_controls
 
 __all__ = ["BLOCK_TAGS", "NOT_RENDERED_TAGS", "REMOVED_TAGS", "Page", "decode_html", "dotted_paths", "is_layout_table",
-           "promote_displayed_headline", "read_layout_tables", "sniff_not_html"]
+           "page_addresses", "promote_displayed_headline", "read_layout_tables", "sniff_not_html"]
 
 logger = logging.getLogger(__name__)
 
@@ -804,17 +804,21 @@ def promote_displayed_headline(root: etree._Element, url: str | None, reference:
     85 (80 for the ``h1``–``h3`` of :func:`~scrapy_cepr.core.title.pick_title`; here
     every element of the page competes). Not candidates: the site's name (a logo), text
     in a control, a graphic or a caption, text in a list or the navigation (``ul``,
-    ``ol``, ``dl``, their items, ``nav``, ``menu``), text in a link unless the link is the
-    page's own address (a permalink, known only with *url*), and text that has no box of
+    ``ol``, ``dl``, their items, ``nav``, ``menu``), text in a link unless the link is
+    one of the page's own addresses (a permalink: *url*, or the address the page declares,
+    :func:`page_addresses`), and text that has no box of
     its own: the element promoted is the first block element holding that text alone, up
     from the text through inline ones (the ``div`` of ``<div><font><b>…</b></font></div>``)
     and below any table cell, list item or form, else an inline one alone on its line (not
     a lead-in in bold that shares its line with the story).
 
-    The best match wins; of several equal ones (the name shown in a bar at the top and
-    again above the story), the one followed by the most text before the next. Nothing is
-    promoted when a best match stands in an ``h2``–``h6`` (the page's headings show it) or
-    when more than 16 match equally (the name of a list's items, not a headline).
+    The best match wins. Of several equal ones, those outside links win over permalinks
+    (a card linking to the page itself, in a "recommended" list), and of these the one
+    followed by the most text before the next (the name shown in a bar at the top and
+    again above the story). Nothing is promoted when a best match stands in an
+    ``h2``–``h6`` (the page's headings show it), when more than 16 match equally (the name
+    of a list's items, not a headline), or when several equal ones are all permalinks
+    (cards).
 
     >>> from lxml import html
     >>> root = html.fromstring("<html><head><title>Storm hits coast - Herald</title></head><body>"
@@ -835,11 +839,13 @@ def promote_displayed_headline(root: etree._Element, url: str | None, reference:
     refs.discard("")
     if not refs:
         return None
+    addresses = page_addresses(root, url)
     shortest, longest = min(map(len, refs)), max(map(len, refs))
     low, high = int(_HEADLINE_COVER * shortest), int(longest * (200 - _HEADLINE_MATCH) / _HEADLINE_MATCH) + 1
-    # The best score and its candidates (element to promote, or None in a heading; text), in document order.
+    # The best score and its candidates (element to promote, or None in a heading; text;
+    # whether it is in a link), in document order.
     best = 0.0
-    ties: list[tuple[etree._Element | None, str]] = []
+    ties: list[tuple[etree._Element | None, str, bool]] = []
     for el in body.iter():
         own = el.text
         if not own or own.isspace() or not isinstance(el.tag, str):
@@ -852,7 +858,7 @@ def promote_displayed_headline(root: etree._Element, url: str | None, reference:
             continue
         if score == best and len(ties) > _MAX_TIES:  # the name in a list: read no further
             continue
-        if names and is_site_name(text, names) or not _may_be_headline(el, url):
+        if names and is_site_name(text, names) or not _may_be_headline(el, url, addresses):
             continue
         in_heading = el.tag in _ALL_HEADINGS or any(a.tag in _ALL_HEADINGS for a in el.iterancestors())
         top = None if in_heading else _headline_box(el, text)
@@ -860,10 +866,17 @@ def promote_displayed_headline(root: etree._Element, url: str | None, reference:
             continue
         if score > best:
             best, ties = score, []
-        ties.append((top, text))
-    boxes = [(top, text) for top, text in ties if top is not None]
+        linked = el.tag == "a" or any(a.tag == "a" for a in el.iterancestors())
+        ties.append((top, text, linked))
+    boxes = [(top, text) for top, text, _ in ties if top is not None]
     if not boxes or len(boxes) < len(ties) or len(ties) > _MAX_TIES:  # none, in a heading, or a list
         return None
+    if len(boxes) > 1:
+        # A card linking to the page itself ties with the headline shown as text; several
+        # such links and no text are cards (a list of teasers), not a headline.
+        boxes = [(top, text) for top, text, linked in ties if not linked]
+        if not boxes:
+            return None
     top = boxes[0][0] if len(boxes) == 1 else _heading_most_text(body, boxes)
     if top.tag == "a":  # a permalink stays a link, in a heading
         heading = top.makeelement("h1", {})
@@ -933,11 +946,57 @@ def _name_match(text: str, name: str) -> float:
     return fuzz.ratio(text, name)
 
 
-def _may_be_headline(el: etree._Element, url: str | None) -> bool:
+def page_addresses(root: etree._Element, url: str | None) -> frozenset[tuple[str | None, str]]:
+    """The page's own addresses as ``(host, path)`` pairs (host lower case, None when
+    unknown; path without its trailing ``/``): *url*, and the addresses the page declares
+    for itself, its ``<link rel="canonical">`` (RFC 6596) and ``og:url``, resolved against
+    *url*. A permalink to any of them links the page to itself.
+
+    >>> from lxml import html
+    >>> root = html.fromstring('<html><head><link rel="canonical" href="https://news.example/2018/storm/">'
+    ...                        '</head><body></body></html>')
+    >>> sorted(page_addresses(root, None))
+    [('news.example', '/2018/storm')]
+    >>> sorted(page_addresses(root, "http://m.news.example/2018/storm?utm=x"))
+    [('m.news.example', '/2018/storm'), ('news.example', '/2018/storm')]
+    """
+    values = [url] if url else []
+    for el in root.iterfind("head/link"):
+        if "canonical" in (el.get("rel") or "").lower().split():
+            values.append(el.get("href"))
+    for el in root.iterfind("head/meta"):
+        if (el.get("property") or el.get("name")) == "og:url":
+            values.append(el.get("content"))
+    out = set()
+    for value in values:
+        address = _address(value, url)
+        if address is not None:
+            out.add(address)
+    return frozenset(out)
+
+
+def _address(href: str | None, base: str | None) -> tuple[str | None, str] | None:
+    """``(host, path)`` of *href* resolved against *base* (either may be None), or None
+    for an empty, fragment-only or malformed one."""
+    href = (href or "").strip()
+    if not href or href.startswith("#"):
+        return None
+    try:
+        parts = urlsplit(urljoin(base, href) if base else href)
+        host = parts.hostname
+    except ValueError:
+        return None
+    if parts.scheme not in ("", "http", "https"):
+        return None
+    return host, parts.path.rstrip("/")
+
+
+def _may_be_headline(el: etree._Element, url: str | None, addresses: frozenset[tuple[str | None, str]]) -> bool:
     """Whether the text of *el* may be the displayed headline: not in a control, a graphic
     or a caption, not in a list or the navigation (``ul``, ``ol``, ``dl``, their items,
-    ``nav``, ``menu``: a menu entry or a teaser can carry the page's name), and not in a link unless that link is
-    the page's own address (*url*, compared on host and path)."""
+    ``nav``, ``menu``: a menu entry or a teaser can carry the page's name), and not in a
+    link unless that link is one of the page's own *addresses* (:func:`page_addresses`;
+    the link resolved against *url*, the hosts compared when both are known)."""
     link = el if el.tag == "a" else None
     for a in el.iterancestors():
         if a.tag in _NOT_HEADLINE_TAGS or a.tag in _ITEM_TAGS:
@@ -948,13 +1007,11 @@ def _may_be_headline(el: etree._Element, url: str | None) -> bool:
         return False
     if link is None:
         return True
-    if not url:
+    there = _address(link.get("href"), url)
+    if there is None:
         return False
-    try:
-        here, there = urlsplit(url), urlsplit(urljoin(url, (link.get("href") or "").strip()))
-    except ValueError:
-        return False
-    return (there.hostname, there.path.rstrip("/")) == (here.hostname, here.path.rstrip("/"))
+    return any(path == there[1] and (host is None or there[0] is None or host == there[0])
+               for host, path in addresses)
 
 
 def _alone_on_line(el: etree._Element) -> bool:

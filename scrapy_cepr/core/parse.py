@@ -41,14 +41,18 @@ Two more repairs keep a page's text (issue 17):
 5. **Content only inside ``<noscript>``** (forum engines, script-rendered sites) would be
    removed with the other :data:`REMOVED_TAGS`: :func:`noscript_fallback` keeps it when
    it is the page.
-6. **Text before the head** (a stored page that begins with its HTTP response headers, a
-   "URL: …" line, a stray word) starts the body at once, in a browser as in libxml2
-   (WHATWG HTML §13.2.6.4.1–4: text "before html" and "in head" closes the head), so the
-   page's ``<title>``, ``<meta>`` and ``<link>`` elements land in the body, where a
-   browser does not display them and still reads the first ``<title>`` as the document's
-   title; libxml2 also drops the attributes of the late ``<html>`` start tag (``lang``),
-   which a browser adds to the root. :func:`restore_head` moves that metadata into a
-   ``<head>`` and gives the root the attributes.
+6. **Head metadata in the body.** Text before the head (a stored page that begins with
+   its HTTP response headers, a "URL: …" line, a stray word), or an element that cannot
+   be in a head (an ad's ``<center>``, a tracking pixel's ``<img>``) before the
+   ``<title>``, starts the body at once, in a browser as in libxml2 (WHATWG HTML
+   §13.2.6.4.1–4: text "before html" and "in head", and any other start tag "in head",
+   close the head), so the page's ``<title>``, ``<meta>`` and ``<link>`` elements land in
+   the body, where a browser does not display them (HTML §15.3.1) and still reads the
+   first ``<title>`` as the document's title (§4.2.2). A script-built page may also write
+   its ``<title>`` after its content. libxml2 also drops the attributes of a late
+   ``<html>`` start tag (``lang``), which a browser adds to the root.
+   :func:`restore_head` moves that metadata into the ``<head>`` and gives the root the
+   attributes.
 
 On an ordinary page the checks cost a look at the parser's last error, at the children
 of ``<html>`` and at those of ``<head>``; nothing is re-parsed or moved.
@@ -390,17 +394,22 @@ def repair_layout(root: etree._Element) -> bool:
 #: Head metadata that :func:`restore_head` moves back into the head (the scripts and
 #: styles that come with them are removed wherever they are).
 _HEAD_METADATA = frozenset(["title", "meta", "link", "base"])
+_NOT_SHOWN = frozenset([*REMOVED_TAGS, "title"])
 _HTML_START_RE = re.compile(rb"<html\b[^>]*>", re.IGNORECASE)
 _ATTRIBUTE_NAME_RE = re.compile(r"[A-Za-z_][-A-Za-z0-9_.:]*")
 
 
 def restore_head(root: etree._Element, data: bytes = b"") -> bool:
-    """Case 6 of the module doc: on a page without ``<head>`` whose body opens with head
-    metadata (text before the head started the body), move the ``title``, ``meta``,
-    ``link`` and ``base`` elements of that opening run into a new ``<head>`` (their tails
-    stay in the body) and give the root the attributes of the first ``<html>`` start tag
-    of *data* that it lacks (WHATWG HTML §13.2.6.4.7, an ``html`` start tag "in body").
-    Returns True if the tree was changed; nothing is done on a page with a head.
+    """Case 6 of the module doc: on a page whose ``<head>`` (if any) has no ``<title>``
+    while its body has one, move into the head (created when missing) the ``title``,
+    ``meta``, ``link`` and ``base`` elements of the body's opening run (its first
+    children up to the first that shows text; a ``meta`` or ``link`` with an ``itemprop``
+    is microdata and stays), and the body's first ``title`` outside ``svg`` and ``math``
+    when the run has none (a title written after the content). Their tails stay in the
+    body. A head created here also gives the root the attributes of the first ``<html>``
+    start tag of *data* that it lacks (WHATWG HTML §13.2.6.4.7, an ``html`` start tag "in
+    body"). Returns True if the tree was changed; nothing is done on a page whose head has
+    a title, or whose body has none.
 
     >>> data = (b"HTTP/1.1 200 OK <html lang=de><head><title>T</title><meta name=a content=b></head>"
     ...         b"<body><p>Story</p></body></html>")
@@ -409,37 +418,66 @@ def restore_head(root: etree._Element, data: bytes = b"") -> bool:
     b'<html><body>HTTP/1.1 200 OK <title>T</title><meta name="a" content="b"/><p>Story</p></body></html>'
     >>> restore_head(root, data), etree.tostring(root)
     (True, b'<html lang="de"><head><title>T</title><meta name="a" content="b"/></head><body>HTTP/1.1 200 OK <p>Story</p></body></html>')
+    >>> data = b"<html><head><center><img src=ad.gif></center><title>T</title></head><body><p>Story</p></body></html>"
+    >>> root = etree.fromstring(data, etree.HTMLParser())
+    >>> etree.tostring(root)
+    b'<html><head/><body><center><img src="ad.gif"/></center><title>T</title><p>Story</p></body></html>'
+    >>> restore_head(root, data), etree.tostring(root)
+    (True, b'<html><head><title>T</title></head><body><center><img src="ad.gif"/></center><p>Story</p></body></html>')
     """
-    if root.find("head") is not None:
+    head = root.find("head")
+    if head is not None and head.find("title") is not None:
         return False
     body = root.find("body")
     if body is None:
         return False
-    run: list[etree._Element] = []
+    moved: list[etree._Element] = []
     for child in body:
         if not isinstance(child.tag, str):
             continue
-        if child.tag not in HEAD_TAGS:
-            if child.tag == "p" and not len(child) and not run:
-                continue  # the stray text, in a paragraph of its own (libxml2 before 2.14)
+        if child.tag in HEAD_TAGS:
+            if child.tag in _HEAD_METADATA and child.get("itemprop") is None:
+                moved.append(child)
+            continue
+        if child.tag == "p" and not len(child) and not moved:
+            continue  # the stray text, in a paragraph of its own (libxml2 before 2.14)
+        if _shows_text(child):
             break
-        run.append(child)
-    moved = [el for el in run if el.tag in _HEAD_METADATA]
     if not any(el.tag == "title" for el in moved):
-        return False
-    head = etree.Element("head")
-    root.insert(0, head)
+        late = next((el for el in body.iter("title")
+                     if not any(a.tag in ("svg", "math") for a in el.iterancestors())), None)
+        if late is None:
+            return False
+        moved.append(late)
+    created = head is None
+    if head is None:
+        head = etree.Element("head")
+        root.insert(0, head)
     for el in moved:
         remove_keeping_tail(el)
         el.tail = None
         head.append(el)
-    start = _HTML_START_RE.search(data)
+    start = _HTML_START_RE.search(data) if created else None
     tag = etree.fromstring(start.group(0) + b"</html>", etree.HTMLParser(no_network=True)) if start else None
     if tag is not None and tag.tag == "html":
         for name, value in tag.attrib.items():
             if root.get(name) is None and _ATTRIBUTE_NAME_RE.fullmatch(name):  # (an XML name: lxml sets it)
                 root.set(name, value)
     return True
+
+
+def _shows_text(el: etree._Element) -> bool:
+    """Whether *el* holds text a browser displays: its text, or that of a descendant
+    outside :data:`REMOVED_TAGS` and ``title``, or a descendant's tail (its own tail not
+    counted)."""
+    if el.text and not el.text.isspace():
+        return True
+    for child in el:
+        if child.tail and not child.tail.isspace():
+            return True
+        if isinstance(child.tag, str) and child.tag not in _NOT_SHOWN and _shows_text(child):
+            return True
+    return False
 
 
 def remove_keeping_tail(el: etree._Element) -> bool:
