@@ -47,6 +47,9 @@ def fallback_table(rows: list[dict], pred: dict[str, np.ndarray], thresholds=(0.
     for t in thresholds:
         for name, csel in (("WCXB dev", corpus == "wcxb"), ("AEB", corpus == "aeb")):
             low = csel & has & (pred[tc.PRIMARY] < t)
+            if not low.any():  # no page below the threshold: nothing to average
+                print(f"| {t} | {name} | {', '.join(tc.CANDIDATES)} | 0 | — | — | 0 | — |")
+                continue
             for m in tc.CANDIDATES:
                 keep = pred[m] > pred[tc.PRIMARY]
                 after = np.where(keep, f1[m], f1[tc.PRIMARY])
@@ -102,7 +105,7 @@ def methods_table(rows: list[dict], pred: dict[str, np.ndarray]) -> None:
         f1 = np.array([r[m]["f1"] for r in rows])
         for name, sel in (("WCXB dev", corpus == "wcxb"), ("AEB", corpus == "aeb")):
             print(f"| {m} | {name} | {f1[sel].mean():.4f} | {(f1[sel] < 0.5).sum()} | "
-                  f"{tc.auc_low(pred[m][sel], f1[sel]):.4f} | {tc.top_share_f1(pred[m][sel], f1[sel]):.4f} |")
+                  f"{tc.auc_cell(pred[m][sel], f1[sel])} | {tc.top_share_f1(pred[m][sel], f1[sel]):.4f} |")
 
 
 def main(argv=None) -> int:

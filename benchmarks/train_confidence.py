@@ -167,6 +167,13 @@ def auc_low(conf: np.ndarray, f1: np.ndarray, cut: float = 0.5) -> float:
     return float(roc_auc_score(low, -conf))
 
 
+def auc_cell(conf: np.ndarray, f1: np.ndarray, cut: float = 0.5) -> str:
+    """:func:`auc_low` for a table cell: 4 decimals, or "—" (with no page below *cut*, or
+    none above it, the AUC is undefined)."""
+    auc = auc_low(conf, f1, cut)
+    return "—" if np.isnan(auc) else f"{auc:.4f}"
+
+
 def top_share_f1(conf: np.ndarray, f1: np.ndarray, share: float = 0.8) -> float:
     """Mean F1 of the ``share`` most confident pages (ties broken by page order)."""
     order = np.argsort(-conf, kind="stable")
@@ -185,7 +192,7 @@ def report(rows: list[dict], pred: dict[str, np.ndarray]) -> None:
     from scipy.stats import spearmanr
 
     for name, sel in (("WCXB dev", corpus == "wcxb"), ("AEB", corpus == "aeb"), ("both", np.ones(len(rows), bool))):
-        print(f"| {name} | {sel.sum()} | {f1[sel].mean():.4f} | {(f1[sel] < 0.5).sum()} | {auc_low(conf[sel], f1[sel]):.4f} "
+        print(f"| {name} | {sel.sum()} | {f1[sel].mean():.4f} | {(f1[sel] < 0.5).sum()} | {auc_cell(conf[sel], f1[sel])} "
               f"| {top_share_f1(conf[sel], f1[sel]):.4f} | {spearmanr(conf[sel], f1[sel]).statistic:.3f} |")
 
 
