@@ -228,6 +228,17 @@ def test_date_next_to_the_headline():
     assert (m["date_published"], m["sources"]["date_published"]) == ("2019-03-04", "page text")
 
 
+def test_date_next_to_a_headline_below_the_sites_h1():
+    # A blog whose every page has its name in an h1 (and the blog's last change below
+    # it); the post's title is a styled div, with the post's date under it.
+    page = ("<html><body><div id=\"top\"><h1>Martha's Notebook</h1><p>Updated on 3 March 2020</p></div>"
+            "<div id=\"main\"><div class=\"post\"><div class=\"title\">Harbour wall repaired</div>"
+            "<div class=\"when\">20 December 2025</div>" + BODY_TEXT + "</div></div>"
+            '<footer><time datetime="2024-01-01">2024</time></footer></body></html>')
+    m = extract_metadata(page, url="https://notebook.example/harbour", headline="Harbour wall repaired")
+    assert (m["date_published"], m["sources"]["date_published"]) == ("2025-12-20", "page text")
+
+
 COURIER = """<html><head><meta property="og:site_name" content="The Courier">
 <script type="application/ld+json">{"@type": "NewsArticle", "headline": "Bridge closes",
  "author": {"@type": "Organization", "name": "The Courier"}, "datePublished": "2024-05-06"}</script>

@@ -401,8 +401,8 @@ def _clean_authors(names: Sequence[str], site: set[str]) -> list[str]:
 
 def _headline_element(tree, headline: str | None):
     """The ``h1``–``h3`` whose text is *headline* (or holds it: the title may have lost a
-    site name), else the page's first ``h1``, else the first element whose own text is
-    *headline*; None without one."""
+    site name), else the first element whose own text is *headline*, else the page's
+    first ``h1``; None without one."""
     want = site_key(headline or "")
     first = None
     for el in tree.iter("h1", "h2", "h3"):
@@ -411,9 +411,10 @@ def _headline_element(tree, headline: str | None):
             first = el
         if want and text and (text == want or (want in text and len(text) <= 2 * len(want))):
             return el
-    if first is None and want:
+    if want:
         # A headline shown in another element (<div class="headline">, <p><b>…): the first
-        # element of the body whose own text is the headline.
+        # element of the body whose own text is the headline. It comes before the first
+        # h1, which may hold the site's name on a blog's every page.
         body = tree.find("body")
         for el in body.iter() if body is not None else ():
             if isinstance(el.tag, str) and el.text and site_key(el.text) == want:
