@@ -395,6 +395,60 @@ def test_wrapped_records_with_headings_are_no_thread():
     assert _thread_texts(html) == set()
 
 
+_PIER_PARTS = ("north pier", "lighthouse steps", "fish market quay", "lifeboat slipway")
+
+
+def _survey_page(dated: bool) -> str:
+    """A story whose four sections are wrapped records below its intro, each a subheading
+    in a ``div`` (no heading element, as on a page of older templates) and two paragraphs
+    of about 75 and 50 words; with *dated*, each opens with a reader's name and a date and
+    time instead, as a comment does."""
+
+    def para(i: int, k: int) -> str:
+        return (f"At the {_PIER_PARTS[i - 1]} the divers counted {k + i} loose blocks, and the council's "
+                f"engineers marked each one on the chart of section {i} before the spring tides of the year. ")
+
+    def section(i: int) -> str:
+        head = f"Posted by Reader {i} on 1{i} March 2019 at 10:4{i}" if dated else f"What the survey found, part {i}"
+        return (f'<div class="s"><div class="inner"><div>{head}</div>'
+                f'<p>{para(i, 1)}{para(i, 2)}{para(i, 3)}See <a href="/r{i}">the report</a>.</p>'
+                f"<p>{para(i, 4)}{para(i, 5)}</p></div></div>")
+
+    intro = ("<p>The harbour authority spent the winter surveying the old wall, stone by stone, and its engineers "
+             "wrote down every crack they found along the seaward face. The survey ended on Friday, two weeks "
+             "later than planned, after storms in February kept the boats in port for most of the month.</p>"
+             "<p>Its report goes to the council in April. Repairs are expected to start in the summer and to "
+             "close the promenade for several weeks while the cranes work from the beach.</p>")
+    return ("<html><head><title>Harbour wall survey ends - Courier</title></head><body>"
+            "<div class='nav'><a href='/'>Home</a> <a href='/news'>News</a></div>"
+            f"<div class='story'><h1>Harbour wall survey ends</h1>{intro}"
+            "<div class='sections'>" + "".join(section(i) for i in range(1, 5)) + "</div></div>"
+            "<div class='foot'><a href='/about'>About us</a></div></body></html>")
+
+
+def test_long_undated_records_are_a_storys_sections():
+    """Wrapped records after the story's intro, each opening with a subheading written as
+    a ``div`` and holding about 125 words with no date line, are the story's sections
+    (``core.article.SECTION_MIN_CHARS``): the looser reading does not take them for a
+    thread, and the body keeps all four."""
+    html = _survey_page(dated=False)
+    assert _thread_texts(html) == set()
+    body = extract(html, method="cepr-typed", page_type="article").body
+    for part in _PIER_PARTS:
+        assert f"At the {part} the divers counted" in body
+    assert "What the survey found, part 3" in body
+
+
+def test_the_same_records_with_a_date_line_are_a_thread():
+    """The same records opening with a reader's name, a date and a time are a reader
+    thread, however long: they are dropped and the intro stays."""
+    html = _survey_page(dated=True)
+    assert "Posted by Reader 2 on 12 March 2019 at 10:42" in _thread_texts(html)
+    body = extract(html, method="cepr-typed", page_type="article").body
+    assert "surveying the old wall" in body
+    assert not any(f"At the {part}" in body for part in _PIER_PARTS)
+
+
 def test_thread_with_a_quotation_in_one_comment_is_one_thread():
     """Five comments ``li > div > (meta, p…, reply)``; the third quotes the story in a
     ``blockquote`` between its paragraphs. A comment holds what its author wrote in any

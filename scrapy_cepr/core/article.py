@@ -124,6 +124,7 @@ is measured by ``benchmarks/ablation.py`` (docs: *Methods*, "How CEPR-Article wo
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from dataclasses import dataclass, fields
 
@@ -135,7 +136,7 @@ from .params import check_int, check_real
 from .region import DomTable
 from .result import Extraction, text_node_extraction
 from .setpr import PAPER_ALPHA, CEPRParams, histogram
-from .text import ends_sentence
+from .text import DATE_RE, ends_sentence
 from .threshold import std_threshold
 from .title import pick_title
 
@@ -695,9 +696,10 @@ def thread_records(table: DomTable, page: Page, evidence: np.ndarray, headline: 
                    params: ArticleParams) -> np.ndarray:
     """The comment records that only the looser reading of :func:`record_lists` finds
     (below single-child wrappers, repeated block children counted once) and that sit where
-    a thread sits (step 8, :func:`_unplaced_runs`), without the runs whose records hold a
-    heading when ``params.comment_headed``: bool ``(E,)``. *evidence* is step 1's
-    body evidence (``(N,)``), *headline* the headline's text node or None."""
+    a thread sits (step 8, :func:`_unplaced_runs`), without, when
+    ``params.comment_headed``, the runs whose records hold a heading or are long and
+    undated (:func:`_long_undated`): bool ``(E,)``. *evidence* is step 1's body evidence
+    (``(N,)``), *headline* the headline's text node or None."""
     record, run, relaxed = _record_runs(table)
     if not relaxed.any():
         return relaxed
@@ -707,12 +709,43 @@ def thread_records(table: DomTable, page: Page, evidence: np.ndarray, headline: 
         # As in step 8 (:func:`_story_records`): records that hold a heading (h1–h6) are
         # the sections or cards of the page, each introducing its own text, not the
         # records of a reader's thread; on a page without HTML5's sectioning elements a
-        # story's sections are such wrapped records.
+        # story's sections are such wrapped records. So are long records that carry no
+        # comment's date line, whatever element shows their subheading.
         for r in np.unique(run[thread]).tolist():
             members = (thread & (run == r)).nonzero()[0]
-            if any(next(table.elements[int(e)].iter(*_HEADINGS), None) is not None for e in members.tolist()):
+            if any(next(table.elements[int(e)].iter(*_HEADINGS), None) is not None for e in members.tolist()) \
+                    or _long_undated(table, page, members):
                 thread[members] = False
     return thread
+
+
+#: :func:`thread_records`: a run of records averaging at least this many characters
+#: (:attr:`~.page.Page.latin_counts`, the same in every script; about 120 English
+#: words) ...
+SECTION_MIN_CHARS = 700
+#: ... of which fewer than half show a date or a clock time in their first this many
+#: text nodes (a comment's author and date line) is a story's sections, not a thread.
+RECORD_HEAD_NODES = 8
+_CLOCK_RE = re.compile(r"(?<!\d)\d{1,2}:\d{2}(?!\d)")
+
+
+def _long_undated(table: DomTable, page: Page, members: np.ndarray) -> bool:
+    """Whether the records *members* (element indices, one run) read as a story's
+    sections: they average at least :data:`SECTION_MIN_CHARS` characters, and fewer than
+    half of them show a date (:data:`~.text.DATE_RE`) or a clock time in their first
+    :data:`RECORD_HEAD_NODES` text nodes. A reader's comment opens with its author and
+    date; a story's section opens with its subheading, which a page without heading
+    elements writes in a ``div``, a ``<b>`` or a ``<font>``."""
+    chars = 0
+    dated = 0
+    for e in members.tolist():
+        first, last = table.text_range(int(e))
+        if first > last:
+            continue
+        chars += int(page.latin_counts[first : last + 1].sum())
+        head = " ".join(page.texts[first : min(last + 1, first + RECORD_HEAD_NODES)])
+        dated += bool(DATE_RE.search(head) or _CLOCK_RE.search(head))
+    return chars >= SECTION_MIN_CHARS * members.size and 2 * dated < members.size
 
 
 def _unplaced_runs(table: DomTable, record: np.ndarray, run: np.ndarray, relaxed: np.ndarray, evidence: np.ndarray,

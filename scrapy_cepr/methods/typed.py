@@ -39,7 +39,8 @@ model):
      article_loose_floor`` besides (:func:`loose_lines`). Teasers,
      comments and sidebars outside the chosen subtree are never kept; a comment thread
      that only CEPR-Article's looser reading of the comment records finds (wrapped
-     records, none of them holding a heading) is dropped too (``drop_threads``), and so is
+     records, none of them holding a heading, and not records averaging about 120 words
+     without a date line: those are a story's sections) is dropped too (``drop_threads``), and so is
      one whose comments no element wraps, found by its dated author lines in the blocks
      from the first kept one to the page's end (``drop_dated_threads``,
      :func:`~scrapy_cepr.core.comments.dated_thread`). A page where
