@@ -101,25 +101,24 @@ def main(argv: list[str] | None = None) -> int:
 
     counts: dict[tuple[str, str], list] = defaultdict(list)
     rows: list[tuple] = []
-    copies = COPIES
     types: Counter[str] = Counter()
     for n, s in enumerate(load_corpus(args.corpus)):
         if args.limit and n >= args.limit:
             break
         pages = _copies(s.html, s.url)
         for m in methods:
-            for how in copies:
+            for how in COPIES:
                 body, ptype = run(m, *pages[how])
                 counts[(m, how)].append(benchmark_counts(body, s.gold_body))
                 if m == "cepr-typed" and how == "plain":
                     types[ptype or "none"] += 1
             rows.append(("aeb", s.id, "article", m,
-                         *(benchmark_summary(counts[(m, h)][-1:])["f1"] for h in copies)))
+                         *(benchmark_summary(counts[(m, h)][-1:])["f1"] for h in COPIES)))
     print(f"AEB, {len(counts[(methods[0], 'served')])} pages (shingle F1)")
     print("| method | as served | as plain pages | as br pages | as table pages | headings as div | headings as font |"
           "\n|---|---|---|---|---|---|---|")
     for m in methods:
-        print(f"| {m} | " + " | ".join(f"{benchmark_summary(counts[(m, h)])['f1']:.4f}" for h in copies) + " |")
+        print(f"| {m} | " + " | ".join(f"{benchmark_summary(counts[(m, h)])['f1']:.4f}" for h in COPIES) + " |")
     if types:
         print(f"cepr-typed's page types of the plain AEB pages: {dict(types.most_common())}")
 
@@ -130,22 +129,22 @@ def main(argv: list[str] | None = None) -> int:
                 break
             pages = _copies(w.html, w.url)
             for m in ours:
-                for how in copies:
+                for how in COPIES:
                     html, url = pages[how]
                     score = word_f1(run(m, html, url)[0], w.gold_body)[2]
                     f1[(m, how, "all")].append(score)
                     if w.page_type == "article":
                         f1[(m, how, "article")].append(score)
-                rows.append(("wcxb", w.id, w.page_type, m, *(f1[(m, h, "all")][-1] for h in copies)))
+                rows.append(("wcxb", w.id, w.page_type, m, *(f1[(m, h, "all")][-1] for h in COPIES)))
         print(f"\nWCXB dev, {len(f1[(ours[0], 'served', 'all')])} pages (word F1)")
-        print("| method | " + " | ".join(f"{k}, {h}" for k in ("all", "articles") for h in copies) + " |\n|"
-              + "---|" * (1 + 2 * len(copies)))
+        print("| method | " + " | ".join(f"{k}, {h}" for k in ("all", "articles") for h in COPIES) + " |\n|"
+              + "---|" * (1 + 2 * len(COPIES)))
         for m in ours:
-            cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in copies)]
+            cells = [sum(v) / len(v) for v in (f1[(m, h, k)] for k in ("all", "article") for h in COPIES)]
             print(f"| {m} | " + " | ".join(f"{c:.4f}" for c in cells) + " |")
     if args.per_page:
         with open(args.per_page, "w", encoding="utf-8") as out:
-            out.write("corpus\tpage\tpage_type\tmethod\t" + "\t".join(f"{h}_f1" for h in copies) + "\n")
+            out.write("corpus\tpage\tpage_type\tmethod\t" + "\t".join(f"{h}_f1" for h in COPIES) + "\n")
             for row in rows:
                 out.write("\t".join(row[:4]) + "".join(f"\t{v:.4f}" for v in row[4:]) + "\n")
     return 0

@@ -1007,6 +1007,8 @@ def _may_be_headline(el: etree._Element, url: str | None, addresses: frozenset[t
         return False
     if link is None:
         return True
+    if not addresses:  # no address known: no link can be shown to be a permalink
+        return False
     there = _address(link.get("href"), url)
     if there is None:
         return False
