@@ -30,7 +30,9 @@ served rows of the table do not move with the option), gets the out-of-fold page
 its own features, and its out-of-fold text is scored in a second table.
 ``--augment-plain`` also trains the block classifier (fold models and the exported one)
 on the plain copies; the page type is trained as ``train_pagetype.py`` trains it by
-default (its feature-row plain copies; its ``--augment-plain`` is not used). ``--pagetype-seed`` sets
+default (its feature-row plain copies; its ``--augment-plain`` is not used;
+``--pagetype-heading-free``: also its heading-free copies, as ``train_pagetype.py
+--heading-free``). ``--pagetype-seed`` sets
 the page-type model's LightGBM seed for its out-of-fold types (the block classifier's
 seed stays fixed).
 
@@ -256,14 +258,16 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
 
 
 def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir, plain: bool = False,
-                  seed: int | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
+                  seed: int | None = None, heading_free: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Out-of-fold page-type probabilities of the page-type classifier
-    (``benchmarks/train_pagetype.py``'s features and LightGBM parameters, *seed*), with the
-    same domain groups as the block classifier; with *plain*, also those of the plain
-    copies (``[]`` without), each from the model of its page's fold."""
+    (``benchmarks/train_pagetype.py``'s features, LightGBM parameters and training rows,
+    *seed*; *heading_free*: trained on the heading-free copies too), with the same domain
+    groups as the block classifier; with *plain*, also those of the plain copies (``[]``
+    without), each from the model of its page's fold."""
     import train_pagetype as tp
 
     X, meta = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir))
+    X_free = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir), copy="heading-free")[0] if heading_free else None
     if [m["id"] for m in meta] != [r["id"] for r in rows]:
         raise SystemExit("page-type rows and block rows are not the same pages")
     y = np.array([PAGE_TYPES.index(r["type"]) for r in rows])
@@ -272,9 +276,9 @@ def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir, plain: bool = False,
     proba_plain: np.ndarray | None = None
     if plain:
         X_plain, _ = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir), plain=True)
-        proba, proba_plain = tp.cross_validate(X, y, groups, plain=X_plain, seed=seed)
+        proba, proba_plain = tp.cross_validate(X, y, groups, plain=X_plain, seed=seed, heading_free=X_free)
     else:
-        proba = tp.cross_validate(X, y, groups, seed=seed)
+        proba = tp.cross_validate(X, y, groups, seed=seed, heading_free=X_free)
     for label, pr in (("", proba), (" of the plain copies", proba_plain)):
         if pr is not None:
             pred = pr.argmax(axis=1)
@@ -388,6 +392,8 @@ def main(argv=None) -> int:
                     help="fit the fold models on another checkout's cache directory and score this one's rows")
     ap.add_argument("--pagetype-seed", type=int, default=None,
                     help="LightGBM seed of the page-type model's out-of-fold types (default: train_pagetype's)")
+    ap.add_argument("--pagetype-heading-free", action="store_true",
+                    help="train the page-type fold models on the heading-free copies too (train_pagetype --heading-free)")
     args = ap.parse_args(argv)
     LGB_PARAMS.update(n_estimators=args.trees, learning_rate=args.learning_rate)
     if args.speed:
@@ -403,7 +409,7 @@ def main(argv=None) -> int:
         pproba = [one_hot(r["type"]) for r in prows]
     else:
         proba, pproba = page_type_oof(rows, args.wcxb, args.aeb, Path(args.cache).parent, plain=plain,
-                                      seed=args.pagetype_seed)
+                                      seed=args.pagetype_seed, heading_free=args.pagetype_heading_free)
     x, y, w, groups, page_of = design(rows, proba)
     n_served = len(y)
     if plain:

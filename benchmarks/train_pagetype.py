@@ -21,6 +21,13 @@ out-of-fold accuracy on these *real* plain copies is reported beside the one on 
 feature-row copies of :func:`as_plain_page` (each copy is scored by the fold model that
 did not see its page). ``--augment-plain`` also trains on the real plain copies (weight
 :data:`PLAIN_PAGE_WEIGHT`, in the fold of their page), besides the feature-row copies.
+Heading-free pages: every page is also rewritten by
+:func:`scrapy_cepr.evaluation.font_heading_page` (the plain page with its paragraphs as
+``<font>`` and ``<br><br>`` and its headings as ``<font size=N><b>``, as pages of the
+1990s and 2000s wrote them) and read without its URL; each copy is scored by the fold
+model that did not see its page, and ``--heading-free`` also trains on the copies (weight
+:data:`HEADING_FREE_WEIGHT`; measured, not the shipped model's training:
+docs/measurements.md, "Page type of pages without heading elements").
 ``--seed`` sets LightGBM's seed (default: the shipped one); ``--bag K`` trains K boosters
 (seeds SEED … SEED + K − 1) and averages their raw scores, in the folds and in the
 exported file (default 1).
@@ -53,7 +60,7 @@ from treemodel import lightgbm_to_spec, write_spec
 
 from scrapy_cepr.core.page import Page
 from scrapy_cepr.core.pagetype import FEATURE_NAMES, PAGE_TYPES, page_features, small_page_type
-from scrapy_cepr.evaluation import CORPUS_ENV, WCXB_ENV, load_corpus, load_wcxb, plain_page
+from scrapy_cepr.evaluation import CORPUS_ENV, WCXB_ENV, font_heading_page, load_corpus, load_wcxb, plain_page
 
 ROOT = Path(__file__).resolve().parents[1]
 #: LightGBM parameters (small trees, deterministic).
@@ -106,6 +113,13 @@ def _features(html: bytes | str, url: str | None) -> tuple[np.ndarray, float]:
     return x, time.perf_counter() - start
 
 
+#: The rewritten copies of the pages that training reads (:func:`load_rows`'s *copy*):
+#: the plain page and the heading-free page (the br page with its headings as
+#: ``<font size=N><b>``, :func:`~scrapy_cepr.evaluation.font_heading_page`), each given
+#: without its URL.
+COPIES = {"plain": plain_page, "heading-free": font_heading_page}
+
+
 def _cache_key(plain: bool) -> str:
     code = [ROOT / "scrapy_cepr" / "core" / f"{name}.py" for name in ("pagetype", "page", "parse", "text")]
     if plain:
@@ -113,27 +127,29 @@ def _cache_key(plain: bool) -> str:
     return hashlib.sha256(repr(FEATURE_NAMES).encode() + b"".join(p.read_bytes() for p in code)).hexdigest()[:16]
 
 
-def load_rows(wcxb: Path, aeb: Path | None, cache: Path | None, *, plain: bool = False) -> tuple[np.ndarray, list[dict]]:
+def load_rows(wcxb: Path, aeb: Path | None, cache: Path | None, *, plain: bool = False,
+              copy: str | None = None) -> tuple[np.ndarray, list[dict]]:
     """Feature rows and ``{"source", "id", "type", "group"}`` per page (cached by a hash
     of the feature names and the code of the page type, the page model and the text
-    lengths). ``plain=True``: the rows of the pages rewritten by
-    :func:`~scrapy_cepr.evaluation.plain_page` and given without their URL, in the same
-    order."""
-    key = _cache_key(plain)
+    lengths). *copy* (a key of :data:`COPIES`; ``plain=True`` is ``copy="plain"``): the
+    rows of the pages so rewritten and given without their URL, in the same order."""
+    copy = copy or ("plain" if plain else None)
+    rewrite = COPIES[copy] if copy else None
+    key = _cache_key(rewrite is not None)
     if cache is not None:
         cache.mkdir(parents=True, exist_ok=True)
-        stem = f"pagetype{'-plain' if plain else ''}-{key}-{bool(aeb)}"
+        stem = f"pagetype{'-' + copy if copy else ''}-{key}-{bool(aeb)}"
         fx, fm = cache / f"{stem}.npy", cache / f"{stem}.json"
         if fx.is_file() and fm.is_file():
             return np.load(fx), json.loads(fm.read_text())
     rows, meta = [], []
     for s in load_wcxb(wcxb):
-        x, _ = _features(plain_page(s.html), None) if plain else _features(s.html, s.url)
+        x, _ = _features(rewrite(s.html), None) if rewrite else _features(s.html, s.url)
         rows.append(x)
         meta.append({"source": "wcxb", "id": s.id, "type": s.page_type, "group": s.domain or s.id})
     if aeb is not None:
         for s in load_corpus(aeb):
-            x, _ = _features(plain_page(s.html), None) if plain else _features(s.html, s.url)
+            x, _ = _features(rewrite(s.html), None) if rewrite else _features(s.html, s.url)
             rows.append(x)
             host = urlsplit(s.url).hostname if s.url else None
             meta.append({"source": "aeb", "id": s.id, "type": "article", "group": host or s.id})
@@ -202,6 +218,13 @@ def as_plain_page(X: np.ndarray) -> np.ndarray:
     return X
 
 
+#: The weight of the heading-free copy of each training page (``COPIES["heading-free"]``,
+#: no URL) with ``--heading-free``: a page whose headings are not heading elements keeps
+#: its type more often, but the shipped block model, trained on the page-type
+#: probabilities of a model without these copies, is not retrained for it
+#: (docs/measurements.md, "Page type of pages without heading elements").
+HEADING_FREE_WEIGHT = 0.25
+
 #: Each training page weighs (largest class's pages / its class's pages) ** this
 #: (``--class-weight-power``). 0: the square root (0.5) raised the accuracy without a
 #: URL (0.822 -> 0.833, seeds 3-5) but read fewer plain AEB pages as articles (173 ->
@@ -249,14 +272,17 @@ def bag_spec(bag: Bag) -> dict:
 
 
 def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS, plain: np.ndarray | None = None,
-          seed: int | None = None, bag: int = BAG, class_power: float | None = None) -> Bag:
+          seed: int | None = None, bag: int = BAG, class_power: float | None = None,
+          heading_free: np.ndarray | None = None) -> Bag:
     """A :class:`Bag` of *bag* boosters (seeds *seed*, *seed* + 1 …) trained on *X*, on a
     copy of *X* without URLs (the page type must
     work for ``extract(html)`` without a URL as well) and on a copy as plain pages
     (:func:`as_plain_page`: the type must not rest on what only modern templates
     declare). *plain*: the rows of the same pages rewritten as plain pages
     (``load_rows(..., plain=True)``), trained on too with weight
-    :data:`PLAIN_PAGE_WEIGHT`. Every row is also weighted by its class
+    :data:`PLAIN_PAGE_WEIGHT`; *heading_free*: the rows of the same pages'
+    heading-free copies (``load_rows(..., copy="heading-free")``), with weight
+    :data:`HEADING_FREE_WEIGHT`. Every row is also weighted by its class
     (:func:`class_weights`, power *class_power*, default :data:`CLASS_WEIGHT_POWER`). *seed*: LightGBM's first seed (default ``PARAMS["seed"]``)."""
     import lightgbm as lgb
 
@@ -264,6 +290,9 @@ def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS, plain: np.ndarray 
     if plain is not None:
         parts.append(plain)
         weights.append(PLAIN_PAGE_WEIGHT)
+    if heading_free is not None:
+        parts.append(heading_free)
+        weights.append(HEADING_FREE_WEIGHT)
     weight = np.concatenate([np.full(len(y), w) for w in weights]) * np.tile(
         class_weights(y, CLASS_WEIGHT_POWER if class_power is None else class_power), len(parts))
     X, y = np.vstack(parts), np.concatenate([y] * len(parts))
@@ -275,11 +304,13 @@ def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS, plain: np.ndarray 
 def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS,
                    plain: np.ndarray | None = None, augment: bool = False,
                    seed: int | None = None, bag: int = BAG,
-                   class_power: float | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+                   class_power: float | None = None,
+                   heading_free: np.ndarray | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Out-of-fold class probabilities, folds grouped by *groups*. With *plain* (rows of
     the same pages as plain pages): ``(proba, proba of the plain rows)``, each plain row
     scored by the model of its page's fold; *augment*: the fold models are trained on
-    the plain rows of their training pages too."""
+    the plain rows of their training pages too; *heading_free*: the fold models are
+    trained on these rows of their training pages too (:func:`train`)."""
     from sklearn.model_selection import GroupKFold
 
     proba = np.zeros((len(y), len(PAGE_TYPES)))
@@ -287,7 +318,8 @@ def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int 
     for train_idx, test_idx in GroupKFold(n_splits=FOLDS).split(X, y, groups):
         extra = plain[train_idx] if plain is not None and augment else None
         booster = train(X[train_idx], y[train_idx], rounds, plain=extra, seed=seed, bag=bag,
-                        class_power=class_power)
+                        class_power=class_power,
+                        heading_free=None if heading_free is None else heading_free[train_idx])
         proba[test_idx] = booster.predict(X[test_idx])
         if plain is not None:
             proba_plain[test_idx] = booster.predict(plain[test_idx])
@@ -296,23 +328,29 @@ def cross_validate(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int 
 
 def cross_validate_both(X: np.ndarray, y: np.ndarray, groups: list[str], rounds: int = ROUNDS,
                         plain: np.ndarray | None = None, augment: bool = False, seed: int | None = None,
-                        bag: int = BAG, class_power: float | None = None):
+                        bag: int = BAG, class_power: float | None = None,
+                        heading_free: np.ndarray | None = None, train_free: bool = True):
     """Out-of-fold probabilities with the URL features, without them, of the pages as
-    plain pages by :func:`as_plain_page` and, with *plain*, of the real plain copies
-    (zeros without); *augment* as in :func:`cross_validate`."""
+    plain pages by :func:`as_plain_page`, with *plain*, of the real plain copies and,
+    with *heading_free*, of the heading-free copies (zeros without); *augment* as in
+    :func:`cross_validate`; *train_free*: the fold models are trained on the
+    heading-free rows of their training pages too."""
     from sklearn.model_selection import GroupKFold
 
-    with_url, no_url, proxy, real = (np.zeros((len(y), len(PAGE_TYPES))) for _ in range(4))
+    with_url, no_url, proxy, real, free = (np.zeros((len(y), len(PAGE_TYPES))) for _ in range(5))
     for train_idx, test_idx in GroupKFold(n_splits=FOLDS).split(X, y, groups):
         extra = plain[train_idx] if plain is not None and augment else None
         booster = train(X[train_idx], y[train_idx], rounds, plain=extra, seed=seed, bag=bag,
-                        class_power=class_power)
+                        class_power=class_power,
+                        heading_free=None if heading_free is None or not train_free else heading_free[train_idx])
         with_url[test_idx] = booster.predict(X[test_idx])
         no_url[test_idx] = booster.predict(without_url(X[test_idx]))
         proxy[test_idx] = booster.predict(as_plain_page(X[test_idx]))
         if plain is not None:
             real[test_idx] = booster.predict(plain[test_idx])
-    return with_url, no_url, proxy, real
+        if heading_free is not None:
+            free[test_idx] = booster.predict(heading_free[test_idx])
+    return with_url, no_url, proxy, real, free
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -326,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-export", action="store_true", help="only cross-validate")
     parser.add_argument("--augment-plain", action="store_true",
                         help="also train on every page rewritten as a plain page (evaluation.plain_page, no URL)")
+    parser.add_argument("--heading-free", action="store_true",
+                        help="also train on the heading-free copies (evaluation.font_heading_page, no URL)")
     parser.add_argument("--seed", type=int, default=PARAMS["seed"],
                         help=f"LightGBM's first seed (default {PARAMS['seed']})")
     parser.add_argument("--bag", type=int, default=BAG,
@@ -339,8 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     aeb = Path(args.aeb) if args.aeb else None
     X, meta = load_rows(Path(args.wcxb), aeb, args.cache)
     X_plain, meta_plain = load_rows(Path(args.wcxb), aeb, args.cache, plain=True)
-    if [m["id"] for m in meta_plain] != [m["id"] for m in meta]:
-        raise SystemExit("plain rows and rows are not the same pages")
+    X_free, meta_free = load_rows(Path(args.wcxb), aeb, args.cache, copy="heading-free")
+    if [m["id"] for m in meta_plain] != [m["id"] for m in meta] or [m["id"] for m in meta_free] != [m["id"] for m in meta]:
+        raise SystemExit("copies' rows and rows are not the same pages")
+    free_rows = X_free if args.heading_free else None
     y = np.array([PAGE_TYPES.index(m["type"]) for m in meta])
     groups = [m["group"] for m in meta]
     is_wcxb = np.array([m["source"] == "wcxb" for m in meta])
@@ -351,16 +393,20 @@ def main(argv: list[str] | None = None) -> int:
     proba_no_url = np.zeros((len(y), len(PAGE_TYPES)))
     proba_plain = np.zeros((len(y), len(PAGE_TYPES)))
     proba_real = np.zeros((len(y), len(PAGE_TYPES)))
-    proba[train_rows], proba_no_url[train_rows], proba_plain[train_rows], proba_real[train_rows] = cross_validate_both(
+    proba_free = np.zeros((len(y), len(PAGE_TYPES)))
+    (proba[train_rows], proba_no_url[train_rows], proba_plain[train_rows], proba_real[train_rows],
+     proba_free[train_rows]) = cross_validate_both(
         X[train_rows], y[train_rows], [g for g, k in zip(groups, train_rows) if k], args.rounds,
         plain=X_plain[train_rows], augment=args.augment_plain, seed=args.seed, bag=args.bag,
-        class_power=args.class_weight_power)
+        class_power=args.class_weight_power,
+        heading_free=X_free[train_rows], train_free=args.heading_free)
     if not args.with_aeb and is_aeb.any():
         booster = train(X[is_wcxb], y[is_wcxb], args.rounds, plain=X_plain[is_wcxb] if args.augment_plain else None,
-                        seed=args.seed, bag=args.bag,
-        class_power=args.class_weight_power)
+                        seed=args.seed, bag=args.bag, class_power=args.class_weight_power,
+                        heading_free=None if free_rows is None else free_rows[is_wcxb])
         proba[is_aeb] = booster.predict(X[is_aeb])
         proba_real[is_aeb] = booster.predict(X_plain[is_aeb])
+        proba_free[is_aeb] = booster.predict(X_free[is_aeb])
     predicted = [PAGE_TYPES[i] for i in proba.argmax(axis=1)]
     truth = [m["type"] for m in meta]
     w = np.flatnonzero(is_wcxb)
@@ -380,6 +426,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{np.mean([truth[i] == real[i] for i in w]):.3f}, article recall "
           f"{np.mean([real[i] == 'article' for i in w if truth[i] == 'article']):.3f}")
     print(format_confusion(confusion([truth[i] for i in w], [real[i] for i in w])))
+    free = [PAGE_TYPES[i] for i in proba_free.argmax(axis=1)]
+    print(f"heading-free copies (evaluation.font_heading_page, no URL; "
+          f"{'' if args.heading_free else 'not '}trained on): accuracy "
+          f"{np.mean([truth[i] == free[i] for i in w]):.3f}, article recall "
+          f"{np.mean([free[i] == 'article' for i in w if truth[i] == 'article']):.3f}")
     if is_aeb.any():
         a = np.flatnonzero(is_aeb)
         wrong = [(meta[i]["id"][:12], predicted[i]) for i in a if predicted[i] != "article"]
@@ -388,10 +439,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.with_aeb:
             print(f"AEB as plain pages: {sum(plain[i] == 'article' for i in a)} of {len(a)} classified article")
         print(f"AEB as real plain copies: {sum(real[i] == 'article' for i in a)} of {len(a)} classified article")
+        print(f"AEB as heading-free copies: {sum(free[i] == 'article' for i in a)} of {len(a)} classified article")
 
     final = train(X[train_rows], y[train_rows], args.rounds,
                   plain=X_plain[train_rows] if args.augment_plain else None, seed=args.seed, bag=args.bag,
-        class_power=args.class_weight_power)
+                  class_power=args.class_weight_power,
+                  heading_free=None if free_rows is None else free_rows[train_rows])
     importance = final.feature_importance("gain")
     top = sorted(zip(importance, FEATURE_NAMES), reverse=True)
     print("top features by gain:", ", ".join(f"{n} {g / importance.sum():.3f}" for g, n in top[:15]))

@@ -108,3 +108,36 @@ def test_pagetype_class_weights_balance_by_square_root():
     # The default (CLASS_WEIGHT_POWER = 0, as the shipped model was trained): unweighted.
     assert train_pagetype.CLASS_WEIGHT_POWER == 0.0
     np.testing.assert_allclose(train_pagetype.class_weights(y), 1.0)
+
+
+def test_pagetype_trains_on_heading_free_copies_in_their_pages_folds():
+    # Served rows carry the type in 7 columns; their heading-free copies lose it there and
+    # carry it in 7 others instead (as the h2 counts vanish and other signs stay).
+    # (Columns that the plain-page and no-URL rows of every training page keep.)
+    kept = sorted(set(range(len(FEATURE_NAMES))) - set(
+        train_pagetype.URL_COLUMNS + train_pagetype.DECLARATION_COLUMNS + train_pagetype.HTML5_SHARE_COLUMNS
+        + train_pagetype.HTML5_LINK_COLUMNS + train_pagetype.HTML5_COUNT_COLUMNS))
+    served_cols, free_cols = np.array(kept[:7]), np.array(kept[7:14])
+    rng = np.random.default_rng(5)
+    n = 210
+    y = rng.integers(0, len(PAGE_TYPES), size=n)
+    X = rng.normal(size=(n, len(FEATURE_NAMES)))
+    X[np.arange(n), served_cols[y]] += 4.0
+    free = rng.normal(size=(n, len(FEATURE_NAMES)))
+    free[np.arange(n), free_cols[y]] += 4.0
+    groups = [f"site{i % 21}" for i in range(n)]
+    runs = {}
+    for trained in (False, True):
+        with_url, _, _, _, copies = train_pagetype.cross_validate_both(
+            X, y, groups, heading_free=free, train_free=trained)
+        runs[trained] = (np.mean(with_url.argmax(1) == y), np.mean(copies.argmax(1) == y))
+    # Not trained on: the copies are scored (by their page's fold model) but read no
+    # better than a guess (1 in 7); trained on (weight 0.25 against the served rows'
+    # 2.5): far better, and the served rows stay right.
+    assert runs[False][1] < 0.3
+    assert runs[True][1] > runs[False][1] + 0.3
+    assert runs[False][0] > 0.8 and runs[True][0] > 0.8
+    # cross_validate trains on them whenever they are given.
+    proba = train_pagetype.cross_validate(X, y, groups, rounds=30, heading_free=free)
+    np.testing.assert_allclose(proba, train_pagetype.cross_validate_both(
+        X, y, groups, rounds=30, heading_free=free)[0])
