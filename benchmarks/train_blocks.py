@@ -30,9 +30,9 @@ served rows of the table do not move with the option), gets the out-of-fold page
 its own features, and its out-of-fold text is scored in a second table.
 ``--augment-plain`` also trains the block classifier (fold models and the exported one)
 on the plain copies; the page type is trained as ``train_pagetype.py`` trains it by
-default (its feature-row plain copies; its ``--augment-plain`` is not used;
-``--pagetype-heading-free``: also its heading-free copies, as ``train_pagetype.py
---heading-free``). ``--pagetype-seed`` sets
+default (its feature-row plain copies and its heading-free copies; its ``--augment-plain``
+is not used; ``--pagetype-no-heading-free``: without the heading-free copies).
+``--pagetype-seed`` sets
 the page-type model's LightGBM seed for its out-of-fold types (the block classifier's
 seed stays fixed).
 
@@ -230,12 +230,12 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
     for i, r in enumerate(rows):
         p = block_p[starts[i]:ends[i]]
         if len(r["lines"]):
-            ptype = PAGE_TYPES[int(np.argmax(proba[i]))]
-            if ptype == "article" and proba[i][0] < params.article_confidence:
-                ptype = "other"
-            keep = typed.assemble(p, r["x"], assembly or ptype, r["anc"], params)
             predicted = PAGE_TYPES[int(np.argmax(proba[i]))]
-            keep = typed.after_assembly(keep, r["x"], r["lines"].__getitem__, assembly or ptype, predicted,
+            if assembly:
+                keep, used = typed.assemble(p, r["x"], assembly, r["anc"], params), assembly
+            else:
+                keep, used = typed.assemble_page(p, r["x"], predicted, float(proba[i][0]), r["anc"], params)
+            keep = typed.after_assembly(keep, r["x"], r["lines"].__getitem__, used, predicted,
                                         lambda r=r: r["thread"], params, r.get("paths"))
             text = "\n".join(line for line, k in zip(r["lines"], keep) if k)
         else:
@@ -258,10 +258,10 @@ def score(rows, proba, block_p, page_of, label="", assembly=None, params=None, q
 
 
 def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir, plain: bool = False,
-                  seed: int | None = None, heading_free: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
+                  seed: int | None = None, heading_free: bool = True) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Out-of-fold page-type probabilities of the page-type classifier
     (``benchmarks/train_pagetype.py``'s features, LightGBM parameters and training rows,
-    *seed*; *heading_free*: trained on the heading-free copies too), with the same domain
+    *seed*; *heading_free*: trained on the heading-free copies too, as by default), with the same domain
     groups as the block classifier; with *plain*, also those of the plain copies (``[]``
     without), each from the model of its page's fold."""
     import train_pagetype as tp
@@ -288,13 +288,13 @@ def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir, plain: bool = False,
             [] if proba_plain is None else [row.astype(np.float32) for row in proba_plain])
 
 
-def _pagetype_rows(cache_dir: Path) -> tuple[np.ndarray, list[str]]:
+def _pagetype_rows(cache_dir: Path, copy: str = "") -> tuple[np.ndarray, list[str]]:
     """The page-type feature rows a checkout's ``train_pagetype.load_rows`` cached in
-    *cache_dir* (the served pages, AEB included), whatever that checkout's cache key, and
-    the pages' ids."""
+    *cache_dir* (the served pages, AEB included; *copy*: its copies of that name, e.g.
+    ``"heading-free"``), whatever that checkout's cache key, and the pages' ids."""
     import json
 
-    found = sorted(cache_dir.glob("pagetype-[0-9a-f]*-True.npy"))
+    found = sorted(cache_dir.glob(f"pagetype-{copy + '-' if copy else ''}[0-9a-f]*-True.npy"))
     if len(found) != 1:
         raise SystemExit(f"{cache_dir}: expected one pagetype-<key>-True.npy, found {len(found)}")
     meta = json.loads(found[0].with_suffix(".json").read_text())
@@ -314,7 +314,12 @@ def trained_elsewhere(rows, train_dir: Path, cache_dir: Path, seed: int | None =
     if [r["id"] for r in train_rows] != ids or train_ids != ids or here_ids != ids:
         raise SystemExit("the two caches do not hold the same pages in the same order")
     y = np.array([PAGE_TYPES.index(r["type"]) for r in rows])
-    proba_train, proba_here = tp.cross_validate(x_train, y, [r["group"] for r in rows], plain=x_here, seed=seed)
+    # The page-type fold models as that checkout trains them: with its heading-free
+    # copies when it cached them (checkouts before they were trained on did not).
+    free = sorted(train_dir.glob("pagetype-heading-free-[0-9a-f]*-True.npy"))
+    x_free = _pagetype_rows(train_dir, "heading-free")[0] if free else None
+    proba_train, proba_here = tp.cross_validate(x_train, y, [r["group"] for r in rows], plain=x_here, seed=seed,
+                                                heading_free=x_free)
     wc = np.array([r["corpus"] == "wcxb" for r in rows])
     for label, pr in (("trained and scored there", proba_train), ("trained there, scored here", proba_here)):
         print(f"page type {label} (out of fold): WCXB accuracy {np.mean(pr.argmax(1)[wc] == y[wc]):.3f}")
@@ -392,8 +397,8 @@ def main(argv=None) -> int:
                     help="fit the fold models on another checkout's cache directory and score this one's rows")
     ap.add_argument("--pagetype-seed", type=int, default=None,
                     help="LightGBM seed of the page-type model's out-of-fold types (default: train_pagetype's)")
-    ap.add_argument("--pagetype-heading-free", action="store_true",
-                    help="train the page-type fold models on the heading-free copies too (train_pagetype --heading-free)")
+    ap.add_argument("--pagetype-no-heading-free", action="store_true",
+                    help="train the page-type fold models without the heading-free copies (train_pagetype --no-heading-free)")
     args = ap.parse_args(argv)
     LGB_PARAMS.update(n_estimators=args.trees, learning_rate=args.learning_rate)
     if args.speed:
@@ -409,7 +414,7 @@ def main(argv=None) -> int:
         pproba = [one_hot(r["type"]) for r in prows]
     else:
         proba, pproba = page_type_oof(rows, args.wcxb, args.aeb, Path(args.cache).parent, plain=plain,
-                                      seed=args.pagetype_seed, heading_free=args.pagetype_heading_free)
+                                      seed=args.pagetype_seed, heading_free=not args.pagetype_no_heading_free)
     x, y, w, groups, page_of = design(rows, proba)
     n_served = len(y)
     if plain:

@@ -24,10 +24,9 @@ did not see its page). ``--augment-plain`` also trains on the real plain copies 
 Heading-free pages: every page is also rewritten by
 :func:`scrapy_cepr.evaluation.font_heading_page` (the plain page with its paragraphs as
 ``<font>`` and ``<br><br>`` and its headings as ``<font size=N><b>``, as pages of the
-1990s and 2000s wrote them) and read without its URL; each copy is scored by the fold
-model that did not see its page, and ``--heading-free`` also trains on the copies (weight
-:data:`HEADING_FREE_WEIGHT`; measured, not the shipped model's training:
-docs/measurements.md, "Page type of pages without heading elements").
+1990s and 2000s wrote them), read without its URL, and trained on with weight
+:data:`HEADING_FREE_WEIGHT`; each copy is scored by the fold model that did not see its
+page (``--no-heading-free``: scored, not trained on).
 ``--seed`` sets LightGBM's seed (default: the shipped one); ``--bag K`` trains K boosters
 (seeds SEED … SEED + K − 1) and averages their raw scores, in the folds and in the
 exported file (default 1).
@@ -219,10 +218,8 @@ def as_plain_page(X: np.ndarray) -> np.ndarray:
 
 
 #: The weight of the heading-free copy of each training page (``COPIES["heading-free"]``,
-#: no URL) with ``--heading-free``: a page whose headings are not heading elements keeps
-#: its type more often, but the shipped block model, trained on the page-type
-#: probabilities of a model without these copies, is not retrained for it
-#: (docs/measurements.md, "Page type of pages without heading elements").
+#: no URL), trained on by default: a page whose headings are not heading elements keeps
+#: its type (docs/measurements.md, "Page type of pages without heading elements").
 HEADING_FREE_WEIGHT = 0.25
 
 #: Each training page weighs (largest class's pages / its class's pages) ** this
@@ -364,8 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-export", action="store_true", help="only cross-validate")
     parser.add_argument("--augment-plain", action="store_true",
                         help="also train on every page rewritten as a plain page (evaluation.plain_page, no URL)")
-    parser.add_argument("--heading-free", action="store_true",
-                        help="also train on the heading-free copies (evaluation.font_heading_page, no URL)")
+    parser.add_argument("--no-heading-free", action="store_true",
+                        help="do not train on the heading-free copies (evaluation.font_heading_page, no URL)")
     parser.add_argument("--seed", type=int, default=PARAMS["seed"],
                         help=f"LightGBM's first seed (default {PARAMS['seed']})")
     parser.add_argument("--bag", type=int, default=BAG,
@@ -382,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     X_free, meta_free = load_rows(Path(args.wcxb), aeb, args.cache, copy="heading-free")
     if [m["id"] for m in meta_plain] != [m["id"] for m in meta] or [m["id"] for m in meta_free] != [m["id"] for m in meta]:
         raise SystemExit("copies' rows and rows are not the same pages")
-    free_rows = X_free if args.heading_free else None
+    free_rows = None if args.no_heading_free else X_free
     y = np.array([PAGE_TYPES.index(m["type"]) for m in meta])
     groups = [m["group"] for m in meta]
     is_wcxb = np.array([m["source"] == "wcxb" for m in meta])
@@ -399,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         X[train_rows], y[train_rows], [g for g, k in zip(groups, train_rows) if k], args.rounds,
         plain=X_plain[train_rows], augment=args.augment_plain, seed=args.seed, bag=args.bag,
         class_power=args.class_weight_power,
-        heading_free=X_free[train_rows], train_free=args.heading_free)
+        heading_free=X_free[train_rows], train_free=not args.no_heading_free)
     if not args.with_aeb and is_aeb.any():
         booster = train(X[is_wcxb], y[is_wcxb], args.rounds, plain=X_plain[is_wcxb] if args.augment_plain else None,
                         seed=args.seed, bag=args.bag, class_power=args.class_weight_power,
@@ -428,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     print(format_confusion(confusion([truth[i] for i in w], [real[i] for i in w])))
     free = [PAGE_TYPES[i] for i in proba_free.argmax(axis=1)]
     print(f"heading-free copies (evaluation.font_heading_page, no URL; "
-          f"{'' if args.heading_free else 'not '}trained on): accuracy "
+          f"{'not ' if args.no_heading_free else ''}trained on): accuracy "
           f"{np.mean([truth[i] == free[i] for i in w]):.3f}, article recall "
           f"{np.mean([free[i] == 'article' for i in w if truth[i] == 'article']):.3f}")
     if is_aeb.any():

@@ -49,9 +49,11 @@ model):
      ``p ≥ threshold`` (posts, cards, specification tables, all sections of a document;
      the classifier has learned navigation, filters, tables of contents and sidebars
      from those pages). A page whose most probable type is ``article`` (below
-     ``article_confidence``) where no block reaches ``threshold`` is assembled as an
-     article instead of emptied; on such a page the two comment threads above are
-     dropped too (an article's text is one story, however it was assembled).
+     ``article_confidence``) keeps CEPR-Article's story assembled as an article when
+     that holds more words than this assembly (no block reaches ``threshold``, or only
+     part of a short story does: :func:`assemble_page`); on such a page the two comment
+     threads above are dropped too (an article's text is one story, however it was
+     assembled).
 
    On the pages of the types whose main text is not one author's story or document
    (forum, product, collection, listing, service), a kept block whose text (whitespace
@@ -104,7 +106,7 @@ from ..core.params import check_int, check_real
 from ..core.result import Extraction, text_node_extraction
 from ..core.trees import TreeEnsemble, load_packaged
 
-__all__ = ["MODEL_FILE", "TypedParams", "after_assembly", "analyse", "assemble", "drop_repeated", "load_model", "loose_lines", "run",
+__all__ = ["MODEL_FILE", "TypedParams", "after_assembly", "analyse", "assemble", "assemble_page", "drop_repeated", "load_model", "loose_lines", "run",
            "story_copies"]
 
 logger = logging.getLogger(__name__)
@@ -450,6 +452,31 @@ def story_copies(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], mi
     return out
 
 
+def assemble_page(p: np.ndarray, x: np.ndarray, ptype: str, article_proba: float, regions: np.ndarray | None,
+                  params: TypedParams = TypedParams()) -> tuple[np.ndarray, str]:
+    """Step 5's choice of assembly: ``(keep, assembly)``, the blocks kept (bool ``(B,)``,
+    :func:`assemble`) and the assembly used (``"article"`` or ``"other"``), for a page
+    whose most probable type is *ptype*, with article probability *article_proba*.
+
+    The article assembly when *ptype* is ``article`` with probability ≥
+    ``article_confidence``, the other types' otherwise. A page most probably an article,
+    below ``article_confidence``, keeps CEPR-Article's story assembled as an article when
+    that holds more words than the other types' assembly (which keeps nothing, or part of
+    a short story whose blocks straddle ``threshold``): an article is one story, and an
+    uncertain type does not cut it. The assembly stays ``"other"`` there (the clean-up of
+    :func:`after_assembly` and :func:`story_chrome` read it so). The training script
+    (``benchmarks/train_blocks.py``) scores its assemblies through this function too.
+    """
+    assembly = "article" if ptype == "article" and article_proba >= params.article_confidence else "other"
+    keep = assemble(p, x, assembly, regions, params)
+    if ptype == "article" and assembly != "article":
+        story = assemble(p, x, "article", regions, params)
+        words = _words(x)
+        if float(words[story].sum()) > float(words[keep].sum()):
+            keep = story
+    return keep, assembly
+
+
 def after_assembly(keep: np.ndarray, x: np.ndarray, line: Callable[[int], str], assembly: str, ptype: str,
                    thread: Callable[[], np.ndarray], params: TypedParams = TypedParams(),
                    paths: np.ndarray | None = None, unit: Callable[[int], object] | None = None) -> np.ndarray:
@@ -575,17 +602,11 @@ def run(page: Page, params: TypedParams) -> Extraction:
     ptype = PAGE_TYPES[int(proba.argmax())]
     used["page_type"] = ptype
     p = predict_blocks(load_model(), feats.x, proba)
-    assembly = "article" if ptype == "article" and proba[0] >= params.article_confidence else "other"
-    keep_blocks = assemble(p, feats.x, assembly, regions, params)
+    keep_blocks, assembly = assemble_page(p, feats.x, ptype, float(proba[0]), regions, params)
     texts, starts, ends = page.texts, feats.starts, feats.ends
 
     def block_line(b: int) -> str:  # a display block's text (read only for the blocks asked)
         return " ".join(texts[starts[b]:ends[b]])
-
-    if ptype == "article" and assembly != "article" and not keep_blocks.any():
-        # Most probably an article, yet no block reaches ``threshold``: CEPR-Article's
-        # story, assembled as an article, rather than an empty page.
-        keep_blocks = assemble(p, feats.x, "article", regions, params)
 
     def thread() -> np.ndarray:
         if state.table is None or not len(state.table):
