@@ -275,7 +275,7 @@ def page_type_oof(rows, wcxb_dir, aeb_dir, cache_dir, plain: bool = False,
     wc = np.array([r["corpus"] == "wcxb" for r in rows])
     proba_plain: np.ndarray | None = None
     if plain:
-        X_plain, _ = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir), plain=True)
+        X_plain, _ = tp.load_rows(Path(wcxb_dir), Path(aeb_dir), Path(cache_dir), copy="plain")
         proba, proba_plain = tp.cross_validate(X, y, groups, plain=X_plain, seed=seed, heading_free=X_free)
     else:
         proba = tp.cross_validate(X, y, groups, seed=seed, heading_free=X_free)

@@ -126,13 +126,12 @@ def _cache_key(plain: bool) -> str:
     return hashlib.sha256(repr(FEATURE_NAMES).encode() + b"".join(p.read_bytes() for p in code)).hexdigest()[:16]
 
 
-def load_rows(wcxb: Path, aeb: Path | None, cache: Path | None, *, plain: bool = False,
+def load_rows(wcxb: Path, aeb: Path | None, cache: Path | None, *,
               copy: str | None = None) -> tuple[np.ndarray, list[dict]]:
     """Feature rows and ``{"source", "id", "type", "group"}`` per page (cached by a hash
     of the feature names and the code of the page type, the page model and the text
-    lengths). *copy* (a key of :data:`COPIES`; ``plain=True`` is ``copy="plain"``): the
-    rows of the pages so rewritten and given without their URL, in the same order."""
-    copy = copy or ("plain" if plain else None)
+    lengths). *copy* (a key of :data:`COPIES`): the rows of the pages so rewritten and
+    given without their URL, in the same order."""
     rewrite = COPIES[copy] if copy else None
     key = _cache_key(rewrite is not None)
     if cache is not None:
@@ -276,7 +275,7 @@ def train(X: np.ndarray, y: np.ndarray, rounds: int = ROUNDS, plain: np.ndarray 
     work for ``extract(html)`` without a URL as well) and on a copy as plain pages
     (:func:`as_plain_page`: the type must not rest on what only modern templates
     declare). *plain*: the rows of the same pages rewritten as plain pages
-    (``load_rows(..., plain=True)``), trained on too with weight
+    (``load_rows(..., copy="plain")``), trained on too with weight
     :data:`PLAIN_PAGE_WEIGHT`; *heading_free*: the rows of the same pages'
     heading-free copies (``load_rows(..., copy="heading-free")``), with weight
     :data:`HEADING_FREE_WEIGHT`. Every row is also weighted by its class
@@ -375,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no WCXB directory: set {WCXB_ENV} or pass --wcxb")
     aeb = Path(args.aeb) if args.aeb else None
     X, meta = load_rows(Path(args.wcxb), aeb, args.cache)
-    X_plain, meta_plain = load_rows(Path(args.wcxb), aeb, args.cache, plain=True)
+    X_plain, meta_plain = load_rows(Path(args.wcxb), aeb, args.cache, copy="plain")
     X_free, meta_free = load_rows(Path(args.wcxb), aeb, args.cache, copy="heading-free")
     if [m["id"] for m in meta_plain] != [m["id"] for m in meta] or [m["id"] for m in meta_free] != [m["id"] for m in meta]:
         raise SystemExit("copies' rows and rows are not the same pages")
